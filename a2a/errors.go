@@ -1,0 +1,124 @@
+package a2a
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrorCode is a JSON-RPC error code: the standard JSON-RPC codes and the
+// A2A-specific ones (-32001 to -32009). gRPC and HTTP bindings map them to
+// their own status codes.
+type ErrorCode int
+
+// The error codes of JSON-RPC 2.0 and A2A.
+const (
+	CodeParseError     ErrorCode = -32700 // the body is not valid JSON
+	CodeInvalidRequest ErrorCode = -32600 // valid JSON, but not a JSON-RPC request
+	CodeMethodNotFound ErrorCode = -32601
+	CodeInvalidParams  ErrorCode = -32602
+	CodeInternal       ErrorCode = -32603
+
+	CodeTaskNotFound                   ErrorCode = -32001
+	CodeTaskNotCancelable              ErrorCode = -32002
+	CodePushNotificationNotSupported   ErrorCode = -32003
+	CodeUnsupportedOperation           ErrorCode = -32004
+	CodeContentTypeNotSupported        ErrorCode = -32005
+	CodeInvalidAgentResponse           ErrorCode = -32006
+	CodeExtendedAgentCardNotConfigured ErrorCode = -32007
+	CodeExtensionSupportRequired       ErrorCode = -32008
+	CodeVersionNotSupported            ErrorCode = -32009
+)
+
+var codeNames = map[ErrorCode]struct{ reason, text string }{
+	CodeParseError:                     {"PARSE_ERROR", "invalid JSON payload"},
+	CodeInvalidRequest:                 {"INVALID_REQUEST", "invalid JSON-RPC request"},
+	CodeMethodNotFound:                 {"METHOD_NOT_FOUND", "method not found"},
+	CodeInvalidParams:                  {"INVALID_PARAMS", "invalid parameters"},
+	CodeInternal:                       {"INTERNAL_ERROR", "internal error"},
+	CodeTaskNotFound:                   {"TASK_NOT_FOUND", "task not found"},
+	CodeTaskNotCancelable:              {"TASK_NOT_CANCELABLE", "task cannot be canceled"},
+	CodePushNotificationNotSupported:   {"PUSH_NOTIFICATION_NOT_SUPPORTED", "push notifications are not supported"},
+	CodeUnsupportedOperation:           {"UNSUPPORTED_OPERATION", "operation not supported"},
+	CodeContentTypeNotSupported:        {"CONTENT_TYPE_NOT_SUPPORTED", "content type not supported"},
+	CodeInvalidAgentResponse:           {"INVALID_AGENT_RESPONSE", "invalid agent response"},
+	CodeExtendedAgentCardNotConfigured: {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", "extended agent card not configured"},
+	CodeExtensionSupportRequired:       {"EXTENSION_SUPPORT_REQUIRED", "extension support required"},
+	CodeVersionNotSupported:            {"VERSION_NOT_SUPPORTED", "protocol version not supported"},
+}
+
+// Reason returns the code's upper-case name, as used in google.rpc.ErrorInfo
+// ("TASK_NOT_FOUND"), or "" for a code A2A does not define.
+func (c ErrorCode) Reason() string { return codeNames[c].reason }
+
+func (c ErrorCode) String() string {
+	if n, ok := codeNames[c]; ok {
+		return n.text
+	}
+	return "error " + strconv.Itoa(int(c))
+}
+
+// Error is a protocol error: what a server returns and a client receives.
+// Compare with errors.Is against the Err* values, which match on Code.
+type Error struct {
+	Code ErrorCode
+	// Message says what went wrong and, where possible, what to do.
+	Message string
+	// Details are the JSON-RPC error's data entries, typically objects with
+	// an "@type" key such as google.rpc.ErrorInfo.
+	Details []any
+	cause   error
+}
+
+// Errorf returns an *Error with the code and a formatted message. A %w verb
+// wraps an error, which Unwrap then returns.
+func Errorf(code ErrorCode, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), cause: errors.Unwrap(err)}
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "a2a: " + e.Code.String()
+	}
+	return "a2a: " + e.Message
+}
+
+// Unwrap returns the error this one wraps, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, a2a.ErrTaskNotFound) holds for any task-not-found error.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinel errors, one per code, for errors.Is. Return Errorf with a
+// specific message rather than these.
+var (
+	ErrParseError                     = &Error{Code: CodeParseError}
+	ErrInvalidRequest                 = &Error{Code: CodeInvalidRequest}
+	ErrMethodNotFound                 = &Error{Code: CodeMethodNotFound}
+	ErrInvalidParams                  = &Error{Code: CodeInvalidParams}
+	ErrInternal                       = &Error{Code: CodeInternal}
+	ErrTaskNotFound                   = &Error{Code: CodeTaskNotFound}
+	ErrTaskNotCancelable              = &Error{Code: CodeTaskNotCancelable}
+	ErrPushNotificationNotSupported   = &Error{Code: CodePushNotificationNotSupported}
+	ErrUnsupportedOperation           = &Error{Code: CodeUnsupportedOperation}
+	ErrContentTypeNotSupported        = &Error{Code: CodeContentTypeNotSupported}
+	ErrInvalidAgentResponse           = &Error{Code: CodeInvalidAgentResponse}
+	ErrExtendedAgentCardNotConfigured = &Error{Code: CodeExtendedAgentCardNotConfigured}
+	ErrExtensionSupportRequired       = &Error{Code: CodeExtensionSupportRequired}
+	ErrVersionNotSupported            = &Error{Code: CodeVersionNotSupported}
+)
+
+// AsError returns err as an *Error: itself or the *Error it wraps, or else an
+// internal error whose message is err's text.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: err.Error(), cause: err}
+}

@@ -1,0 +1,383 @@
+// Package jsonrpc is the JSON-RPC 2.0 envelope of A2A's JSON-RPC binding,
+// shared by the server binding and the client: the method names of both
+// protocol versions, request and response envelopes, the error object, and
+// strict decoding of untrusted request bodies.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+// Op is a protocol operation, independent of wire version.
+type Op uint8
+
+// The A2A operations.
+const (
+	OpSendMessage Op = iota + 1
+	OpSendStreamingMessage
+	OpGetTask
+	OpListTasks
+	OpCancelTask
+	OpSubscribeToTask
+	OpCreatePushConfig
+	OpGetPushConfig
+	OpListPushConfigs
+	OpDeletePushConfig
+	OpGetExtendedAgentCard
+	numOps
+)
+
+// methodNames holds each operation's method name per wire version. The 0.3
+// names are from the 0.3 specification, except tasks/list, which a2a-go's
+// 0.3 line added.
+var methodNames = [numOps][2]string{
+	OpSendMessage:          {"SendMessage", "message/send"},
+	OpSendStreamingMessage: {"SendStreamingMessage", "message/stream"},
+	OpGetTask:              {"GetTask", "tasks/get"},
+	OpListTasks:            {"ListTasks", "tasks/list"},
+	OpCancelTask:           {"CancelTask", "tasks/cancel"},
+	OpSubscribeToTask:      {"SubscribeToTask", "tasks/resubscribe"},
+	OpCreatePushConfig:     {"CreateTaskPushNotificationConfig", "tasks/pushNotificationConfig/set"},
+	OpGetPushConfig:        {"GetTaskPushNotificationConfig", "tasks/pushNotificationConfig/get"},
+	OpListPushConfigs:      {"ListTaskPushNotificationConfigs", "tasks/pushNotificationConfig/list"},
+	OpDeletePushConfig:     {"DeleteTaskPushNotificationConfig", "tasks/pushNotificationConfig/delete"},
+	OpGetExtendedAgentCard: {"GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard"},
+}
+
+var methods = func() map[string]methodInfo {
+	m := make(map[string]methodInfo, 2*int(numOps))
+	for op := OpSendMessage; op < numOps; op++ {
+		m[methodNames[op][0]] = methodInfo{op, a2a.Version}
+		m[methodNames[op][1]] = methodInfo{op, a2a.Version03}
+	}
+	return m
+}()
+
+type methodInfo struct {
+	op      Op
+	version string
+}
+
+// Method returns the operation's method name in the given protocol version
+// ("1.0" or "0.3").
+func (op Op) Method(version string) string {
+	if op == 0 || op >= numOps {
+		return ""
+	}
+	if version == a2a.Version03 {
+		return methodNames[op][1]
+	}
+	return methodNames[op][0]
+}
+
+func (op Op) String() string { return op.Method(a2a.Version) }
+
+// Streaming reports whether the operation answers with an SSE stream.
+func (op Op) Streaming() bool { return op == OpSendStreamingMessage || op == OpSubscribeToTask }
+
+// ParseMethod returns the operation a method name calls and the protocol
+// version the name belongs to.
+func ParseMethod(name string) (op Op, version string, ok bool) {
+	m, ok := methods[name]
+	return m.op, m.version, ok
+}
+
+// Request is a decoded JSON-RPC request envelope.
+type Request struct {
+	// ID is the raw JSON id: a string, a number or null; nil when absent
+	// (a notification, which A2A still answers over HTTP).
+	ID     json.RawMessage
+	Method string
+	// Params is the raw params object; nil when absent.
+	Params json.RawMessage
+}
+
+type envelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	Method  json.RawMessage `json:"method"`
+	ID      json.RawMessage `json:"id"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// DecodeRequest decodes and checks a request body. Its errors carry the code
+// JSON-RPC prescribes: CodeParseError for a body that is not JSON,
+// CodeInvalidRequest for JSON that is not a single request object, and
+// CodeInvalidParams for params that are not an object. When the body got as
+// far as a valid id, the returned Request carries it, so the error reply can
+// echo it.
+func DecodeRequest(body []byte) (Request, *a2a.Error) {
+	var req Request
+	b := bytes.TrimLeft(body, " \t\r\n")
+	if len(b) == 0 {
+		return req, a2a.Errorf(a2a.CodeParseError, "request body is empty: want a JSON-RPC 2.0 request object")
+	}
+	if b[0] != '{' {
+		if !json.Valid(b) {
+			return req, parseError(b)
+		}
+		if b[0] == '[' {
+			return req, a2a.Errorf(a2a.CodeInvalidRequest, "batch requests are not supported: send one JSON-RPC request object per HTTP request")
+		}
+		return req, a2a.Errorf(a2a.CodeInvalidRequest, "request must be a JSON object, got %s", jsonKind(b[0]))
+	}
+	var env envelope
+	if err := json.Unmarshal(b, &env); err != nil {
+		return req, parseError(b)
+	}
+	if env.ID != nil {
+		switch c := env.ID[0]; {
+		case c == '"', c == '-', c >= '0' && c <= '9':
+			req.ID = env.ID
+		case string(env.ID) == "null":
+		default:
+			return req, a2a.Errorf(a2a.CodeInvalidRequest, "id must be a string, a number or null, got %s", jsonKind(c))
+		}
+	}
+	if string(env.JSONRPC) != `"2.0"` {
+		if env.JSONRPC == nil {
+			return req, a2a.Errorf(a2a.CodeInvalidRequest, `missing "jsonrpc": "2.0"`)
+		}
+		return req, a2a.Errorf(a2a.CodeInvalidRequest, `"jsonrpc" must be "2.0", got %s`, truncate(env.JSONRPC))
+	}
+	if env.Method == nil {
+		return req, a2a.Errorf(a2a.CodeInvalidRequest, `missing "method"`)
+	}
+	if err := json.Unmarshal(env.Method, &req.Method); err != nil {
+		return req, a2a.Errorf(a2a.CodeInvalidRequest, `"method" must be a string, got %s`, jsonKind(env.Method[0]))
+	}
+	if req.Method == "" {
+		return req, a2a.Errorf(a2a.CodeInvalidRequest, `"method" must not be empty`)
+	}
+	if env.Params != nil && string(env.Params) != "null" {
+		if env.Params[0] != '{' {
+			return req, a2a.Errorf(a2a.CodeInvalidParams, `"params" must be an object (named parameters), got %s`, jsonKind(env.Params[0]))
+		}
+		req.Params = env.Params
+	}
+	return req, nil
+}
+
+func parseError(b []byte) *a2a.Error {
+	var v any
+	err := json.Unmarshal(b, &v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return a2a.Errorf(a2a.CodeParseError, "request body is not valid JSON: %s at byte %d", se.Error(), se.Offset)
+	}
+	return a2a.Errorf(a2a.CodeParseError, "request body is not valid JSON: %v", err)
+}
+
+func jsonKind(c byte) string {
+	switch {
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "invalid JSON"
+}
+
+func truncate(b []byte) string {
+	const max = 40
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}
+
+// DecodeParams decodes a params object into v. Its error has
+// CodeInvalidParams and names the offending field the way the request
+// spells it ("params.message.parts: ...").
+func DecodeParams(params json.RawMessage, v any) *a2a.Error {
+	if params == nil {
+		params = []byte("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return ParamsError(err)
+	}
+	return nil
+}
+
+// ParamsError turns a decoding error into an invalid-params error that names
+// the field.
+func ParamsError(err error) *a2a.Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := "params"
+		if te.Field != "" {
+			field += "." + te.Field
+		}
+		return a2a.Errorf(a2a.CodeInvalidParams, "%s: want %s, got a JSON %s", field, goTypeName(te.Type.String()), te.Value)
+	}
+	var ae *a2a.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return a2a.Errorf(a2a.CodeInvalidParams, "params: %s", msg)
+}
+
+func goTypeName(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+		return "an object"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+		return "a number"
+	}
+	return t
+}
+
+// ErrorObject is the JSON-RPC error object as it travels.
+type ErrorObject struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Err returns the protocol error the object carries. 1.0 details (an array)
+// become the error's Details; a 0.3 data object becomes its only detail.
+func (o *ErrorObject) Err() *a2a.Error {
+	e := &a2a.Error{Code: a2a.ErrorCode(o.Code), Message: o.Message}
+	if len(o.Data) > 0 {
+		var details []any
+		if err := json.Unmarshal(o.Data, &details); err != nil {
+			var one any
+			if json.Unmarshal(o.Data, &one) == nil && one != nil {
+				details = []any{one}
+			}
+		}
+		e.Details = details
+	}
+	return e
+}
+
+// errorInfoType is the @type of google.rpc.ErrorInfo in ProtoJSON Any form.
+const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// errorData returns the JSON-RPC error's data member. On the 1.0 wire it is
+// an array of typed details led by a google.rpc.ErrorInfo; 0.3 peers expect
+// an object there, so the 0.3 wire gets {"reason": ...}.
+func errorData(e *a2a.Error, version string) any {
+	reason := e.Code.Reason()
+	if version == a2a.Version03 {
+		if reason == "" {
+			return nil
+		}
+		return map[string]string{"reason": reason}
+	}
+	var details []any
+	if reason != "" {
+		details = append(details, map[string]string{"@type": errorInfoType, "reason": reason, "domain": "a2a-protocol.org"})
+	}
+	return append(details, e.Details...)
+}
+
+// AppendError appends a JSON-RPC error response for id (null when nil).
+func AppendError(dst []byte, id json.RawMessage, e *a2a.Error, version string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	obj := struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	}{int(e.Code), e.Message, errorData(e, version)}
+	if obj.Message == "" {
+		obj.Message = e.Code.String()
+	}
+	b, err := marshal(obj)
+	if err != nil {
+		// Details that cannot be encoded are dropped rather than the error.
+		obj.Data = nil
+		b, _ = marshal(obj)
+	}
+	dst = append(dst, `,"error":`...)
+	dst = append(dst, b...)
+	return append(dst, '}')
+}
+
+// AppendResult appends a JSON-RPC success response carrying result.
+func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
+	b, err := marshal(result)
+	if err != nil {
+		return dst, fmt.Errorf("encode result: %w", err)
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, b...)
+	return append(dst, '}'), nil
+}
+
+func appendID(dst []byte, id json.RawMessage) []byte {
+	if id == nil {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// marshal encodes v without HTML escaping, which JSON-RPC does not need.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	return b[:len(b)-1], nil // drop Encode's newline
+}
+
+// ClientRequest is a request as a client sends it.
+type ClientRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// Response is a decoded response envelope.
+type Response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   *ErrorObject    `json:"error"`
+}
+
+// DecodeResponse decodes a response envelope and returns its result, or the
+// error it carries as an *a2a.Error.
+func DecodeResponse(body []byte) (json.RawMessage, error) {
+	var r Response
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("decode JSON-RPC response: %w", err)
+	}
+	if r.Error != nil {
+		return nil, r.Error.Err()
+	}
+	if r.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("decode JSON-RPC response: \"jsonrpc\" is %q, want \"2.0\"", r.JSONRPC)
+	}
+	if r.Result == nil {
+		return nil, fmt.Errorf("decode JSON-RPC response: it has neither result nor error")
+	}
+	return r.Result, nil
+}

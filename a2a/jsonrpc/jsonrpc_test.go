@@ -1,0 +1,169 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+func TestDecodeRequest(t *testing.T) {
+	tests := []struct {
+		name   string
+		body   string
+		code   a2a.ErrorCode // 0 = success
+		id     string        // raw id expected on the result
+		method string
+	}{
+		{"ok", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}`, 0, "1", "GetTask"},
+		{"string id", ` {"jsonrpc":"2.0","id":"a","method":"m"}`, 0, `"a"`, "m"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"m"}`, 0, "", "m"},
+		{"no id", `{"jsonrpc":"2.0","method":"m"}`, 0, "", "m"},
+		{"null params", `{"jsonrpc":"2.0","id":1,"method":"m","params":null}`, 0, "1", "m"},
+		{"empty", ``, a2a.CodeParseError, "", ""},
+		{"garbage", `{"jsonrpc":`, a2a.CodeParseError, "", ""},
+		{"not json", `hello`, a2a.CodeParseError, "", ""},
+		{"string", `"hello"`, a2a.CodeInvalidRequest, "", ""},
+		{"number", `42`, a2a.CodeInvalidRequest, "", ""},
+		{"empty batch", `[]`, a2a.CodeInvalidRequest, "", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"m"}]`, a2a.CodeInvalidRequest, "", ""},
+		{"no version", `{"id":1,"method":"m"}`, a2a.CodeInvalidRequest, "1", ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"m"}`, a2a.CodeInvalidRequest, "1", ""},
+		{"numeric version", `{"jsonrpc":2.0,"id":1,"method":"m"}`, a2a.CodeInvalidRequest, "1", ""},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"m"}`, a2a.CodeInvalidRequest, "", ""},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"m"}`, a2a.CodeInvalidRequest, "", ""},
+		{"no method", `{"jsonrpc":"2.0","id":1}`, a2a.CodeInvalidRequest, "1", ""},
+		{"numeric method", `{"jsonrpc":"2.0","id":1,"method":5}`, a2a.CodeInvalidRequest, "1", ""},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, a2a.CodeInvalidRequest, "1", ""},
+		{"array params", `{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}`, a2a.CodeInvalidParams, "1", "m"},
+		{"string params", `{"jsonrpc":"2.0","id":1,"method":"m","params":"x"}`, a2a.CodeInvalidParams, "1", "m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeRequest([]byte(tt.body))
+			if tt.code == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+			} else if err == nil || err.Code != tt.code {
+				t.Fatalf("error = %v, want code %d", err, tt.code)
+			}
+			if string(req.ID) != tt.id {
+				t.Fatalf("id = %s, want %s", req.ID, tt.id)
+			}
+			if req.Method != tt.method {
+				t.Fatalf("method = %q, want %q", req.Method, tt.method)
+			}
+		})
+	}
+}
+
+func TestMethods(t *testing.T) {
+	for op := OpSendMessage; op < numOps; op++ {
+		for _, v := range []string{a2a.Version, a2a.Version03} {
+			got, ver, ok := ParseMethod(op.Method(v))
+			if !ok || got != op || ver != v {
+				t.Errorf("%s/%s: ParseMethod = %v %s %v", op, v, got, ver, ok)
+			}
+		}
+	}
+	if _, _, ok := ParseMethod("message/sendx"); ok {
+		t.Fatal("unknown method parsed")
+	}
+	if !OpSubscribeToTask.Streaming() || OpGetTask.Streaming() {
+		t.Fatal("Streaming wrong")
+	}
+}
+
+func TestDecodeParamsNamesField(t *testing.T) {
+	var v a2a.SendMessageRequest
+	err := DecodeParams(json.RawMessage(`{"message":{"messageId":"m","role":"ROLE_USER","parts":5}}`), &v)
+	if err == nil || err.Code != a2a.CodeInvalidParams || !strings.Contains(err.Message, "params.message.parts") {
+		t.Fatalf("err = %v", err)
+	}
+	err = DecodeParams(json.RawMessage(`{"message":{"messageId":"m","role":"user","parts":[]}}`), &v)
+	if err == nil || !strings.Contains(err.Message, "ROLE_USER") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestAppendResponses(t *testing.T) {
+	b, err := AppendResult(nil, json.RawMessage(`"x"`), map[string]string{"a": "<b>"})
+	if err != nil || string(b) != `{"jsonrpc":"2.0","id":"x","result":{"a":"<b>"}}` {
+		t.Fatalf("%s %v", b, err)
+	}
+	e := a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found", "t1")
+	b = AppendError(nil, nil, e, a2a.Version)
+	var r Response
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if string(r.ID) != "null" || r.Error.Code != -32001 || !strings.Contains(string(r.Error.Data), `"reason":"TASK_NOT_FOUND"`) || !strings.Contains(string(r.Error.Data), errorInfoType) {
+		t.Fatalf("1.0 error = %s", b)
+	}
+	got := r.Error.Err()
+	if !errors.Is(got, a2a.ErrTaskNotFound) || got.Message != `task "t1" not found` {
+		t.Fatalf("Err() = %#v", got)
+	}
+	b = AppendError(nil, json.RawMessage("7"), e, a2a.Version03)
+	if !strings.Contains(string(b), `"data":{"reason":"TASK_NOT_FOUND"}`) || !strings.Contains(string(b), `"id":7`) {
+		t.Fatalf("0.3 error = %s", b)
+	}
+}
+
+func TestDecodeResponse(t *testing.T) {
+	res, err := DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1,"result":null}`))
+	if err != nil || string(res) != "null" {
+		t.Fatalf("null result: %s %v", res, err)
+	}
+	_, err = DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"no"}}`))
+	if !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1}`)); err == nil {
+		t.Fatal("empty response accepted")
+	}
+}
+
+// FuzzDecodeRequest checks that no body crashes the decoder, that every
+// failure carries one of the envelope error codes, and that a success has a
+// method and an object (or no) params.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tasks/get","params":{"id":"t"}}`,
+		`[]`, `"hello"`, `{"jsonrpc":"2.0","id":{},"method":"m"}`, `{`, ``, `{"jsonrpc":"2.0","method":"m","params":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := DecodeRequest(body)
+		if err != nil {
+			switch err.Code {
+			case a2a.CodeParseError, a2a.CodeInvalidRequest, a2a.CodeInvalidParams:
+			default:
+				t.Fatalf("unexpected code %d for %q", err.Code, body)
+			}
+			if err.Message == "" {
+				t.Fatal("error without message")
+			}
+			return
+		}
+		if req.Method == "" {
+			t.Fatalf("success without method for %q", body)
+		}
+		if req.Params != nil && req.Params[0] != '{' {
+			t.Fatalf("non-object params %q", req.Params)
+		}
+		if req.ID != nil && !json.Valid(req.ID) {
+			t.Fatalf("invalid id %q", req.ID)
+		}
+		var out []byte
+		out = AppendError(out, req.ID, a2a.Errorf(a2a.CodeInternal, "x"), a2a.Version)
+		if !json.Valid(out) {
+			t.Fatalf("reply is not JSON: %s", out)
+		}
+	})
+}
