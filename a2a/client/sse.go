@@ -1,0 +1,115 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// sseEvent is one Server-Sent Event.
+type sseEvent struct {
+	ID   string // the id field of this event; "" when it had none
+	Data []byte // the data lines joined by "\n"
+}
+
+// sseReader parses a text/event-stream body (the WHATWG event stream
+// format): data lines accumulate until a blank line dispatches the event,
+// comments (":" lines) are skipped, and an event larger than max bytes is
+// an error rather than unbounded memory.
+type sseReader struct {
+	r       *bufio.Reader
+	max     int
+	onBytes func() // called whenever input arrives, to reset idle timers
+	data    bytes.Buffer
+	id      string
+	hasData bool
+}
+
+var errEventTooLarge = errors.New("event larger than the client's limit")
+
+func newSSEReader(r io.Reader, max int, onBytes func()) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 16<<10), max: max, onBytes: onBytes}
+}
+
+// Next returns the next event with data, or io.EOF at the end of the body.
+// Events without data lines (such as a lone id) are not dispatched.
+func (s *sseReader) Next() (sseEvent, error) {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if err == io.EOF && s.hasData {
+				// A final event without its blank line was cut off; the
+				// specification discards it.
+				s.reset()
+			}
+			return sseEvent{}, err
+		}
+		if len(line) == 0 {
+			if s.hasData {
+				ev := sseEvent{ID: s.id, Data: bytes.Clone(s.data.Bytes())}
+				s.reset()
+				return ev, nil
+			}
+			s.id = ""
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte{':'})
+		value = bytes.TrimPrefix(value, []byte{' '})
+		switch string(field) {
+		case "data":
+			if s.data.Len()+len(value)+1 > s.max {
+				return sseEvent{}, fmt.Errorf("read event stream: %w (%d bytes)", errEventTooLarge, s.max)
+			}
+			if s.hasData {
+				s.data.WriteByte('\n')
+			}
+			s.data.Write(value)
+			s.hasData = true
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				s.id = string(value)
+			}
+		}
+	}
+}
+
+func (s *sseReader) reset() {
+	s.data.Reset()
+	s.hasData = false
+	s.id = ""
+}
+
+// readLine returns the next line without its line ending ("\n", "\r\n").
+func (s *sseReader) readLine() ([]byte, error) {
+	var long []byte
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		if len(chunk) > 0 && s.onBytes != nil {
+			s.onBytes()
+		}
+		switch {
+		case err == nil:
+			line := chunk[:len(chunk)-1]
+			if long != nil {
+				line = append(long, line...)
+			}
+			return bytes.TrimSuffix(line, []byte{'\r'}), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(long)+len(chunk) > s.max {
+				return nil, fmt.Errorf("read event stream: %w (%d bytes)", errEventTooLarge, s.max)
+			}
+			long = append(long, chunk...)
+		case err == io.EOF && (len(chunk) > 0 || long != nil):
+			// A last line without a newline is complete only if
+			// followed by a blank line, which cannot come now.
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}

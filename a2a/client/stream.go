@@ -1,0 +1,201 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"strconv"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/a2av03"
+	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
+)
+
+// Event is one event of a task stream.
+type Event struct {
+	a2a.Event
+	// ID is the event's SSE id. An a2amesh server numbers a task's events
+	// from 1; pass the last ID received to Resubscribe to continue after it.
+	// It is "" for events sent without one (a direct message reply).
+	ID string
+}
+
+// SendStreamingMessage sends a message and streams the task's events until
+// it reaches a final or interrupted state: first the task, then its status
+// and artifact updates. A direct message reply is the only event. If the
+// connection is cut, the stream resumes after the last event received (see
+// WithResumeAttempts), so no event is lost or repeated.
+func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) iter.Seq2[Event, error] {
+	var params any
+	if c.v03() {
+		params = a2av03.FromSendMessageRequest(req)
+	} else {
+		r := *req
+		r.Tenant = c.withTenant(r.Tenant)
+		params = &r
+	}
+	return c.stream(ctx, jsonrpc.OpSendStreamingMessage, params, "", opts)
+}
+
+// SubscribeToTask streams a running task's events, starting with the task
+// as it is now, until it reaches a final or interrupted state.
+func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, opts ...CallOption) iter.Seq2[Event, error] {
+	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(req.ID, req.Tenant), "", opts)
+}
+
+// Resubscribe continues a task's stream after the event with the given ID,
+// replaying what was missed (even if the task has ended meanwhile) and then
+// following it until it reaches a final or interrupted state. It needs a
+// server that numbers events, as a2amesh servers do.
+func (c *Client) Resubscribe(ctx context.Context, taskID, lastEventID string, opts ...CallOption) iter.Seq2[Event, error] {
+	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, ""), lastEventID, opts)
+}
+
+func (c *Client) subscribeParams(taskID, tenant string) any {
+	if c.v03() {
+		return &a2av03.TaskIDParams{ID: taskID}
+	}
+	return &a2a.SubscribeToTaskRequest{ID: taskID, Tenant: c.withTenant(tenant)}
+}
+
+// stream runs a streaming call, resuming it when it is cut.
+func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, lastEventID string, opts []CallOption) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		cc := applyCalls(c.calls, opts)
+		var taskID string
+		lastID := lastEventID
+		for attempt := 0; ; attempt++ {
+			done, err := c.streamOnce(ctx, op, params, lastID, cc, func(ev Event) bool {
+				if id, _ := ev.TaskIDs(); id != "" {
+					taskID = id
+				}
+				if ev.ID != "" {
+					lastID = ev.ID
+				}
+				return yield(ev, nil)
+			})
+			if done {
+				return
+			}
+			// Resume only where it is exact: after a numbered event of a
+			// known task, on a server that honours Last-Event-ID.
+			if _, numErr := strconv.ParseUint(lastID, 10, 64); err != nil && ctx.Err() == nil &&
+				errors.Is(err, errStreamCut) && attempt < c.resumes && taskID != "" && numErr == nil {
+				op, params = jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, "")
+				continue
+			}
+			if err == nil {
+				return
+			}
+			yield(Event{}, err)
+			return
+		}
+	}
+}
+
+// streamOnce performs one streaming HTTP exchange. done reports that the
+// consumer stopped or the stream ended normally; otherwise err says why it
+// ended, wrapping errStreamCut when it can be resumed.
+func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, lastEventID string, cc *callConfig, yield func(Event) bool) (done bool, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, id, err := c.newRequest(ctx, op, params, cc, true)
+	if err != nil {
+		return false, err
+	}
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("a2a client: %s %s: %w", op, c.url, context.Cause(ctx))
+		}
+		return false, fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, errStreamCut, err)
+	}
+	defer resp.Body.Close()
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		// An error answered as a plain JSON-RPC response.
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxEv)))
+		if rerr != nil {
+			return false, fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, rerr)
+		}
+		if derr := c.decodeUnary(op, id, resp.StatusCode, resp.Status, body, nil); derr != nil {
+			return false, derr
+		}
+		return false, fmt.Errorf("a2a client: %s %s: HTTP %s: the server answered a stream with %q", op, c.url, resp.Status, resp.Header.Get("Content-Type"))
+	}
+	var onBytes func()
+	if c.idle > 0 {
+		idle := time.AfterFunc(c.idle, func() {
+			cancel(fmt.Errorf("%w: nothing received for %s", errIdle, c.idle))
+		})
+		defer idle.Stop()
+		onBytes = func() { idle.Reset(c.idle) }
+	}
+	sse := newSSEReader(resp.Body, c.maxEv, onBytes)
+	for {
+		raw, err := sse.Next()
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				if !errors.Is(cause, errIdle) {
+					return false, fmt.Errorf("a2a client: %s: %w", op, cause)
+				}
+				err = cause
+			}
+			if errors.Is(err, errEventTooLarge) {
+				return false, fmt.Errorf("a2a client: %s: %w", op, err)
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return false, fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, errStreamCut, err)
+		}
+		ev, final, err := c.decodeStreamEvent(op, raw.Data)
+		if err != nil {
+			return false, err
+		}
+		if !yield(Event{Event: ev, ID: raw.ID}) {
+			return true, nil
+		}
+		if final {
+			return true, nil
+		}
+	}
+}
+
+// decodeStreamEvent decodes one SSE data payload: a JSON-RPC response whose
+// result is a stream event. final reports that the event ends the stream.
+func (c *Client) decodeStreamEvent(op jsonrpc.Op, data []byte) (ev a2a.Event, final bool, err error) {
+	var r jsonrpc.Response
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, false, fmt.Errorf("a2a client: %s: stream event is not a JSON-RPC response: %w", op, err)
+	}
+	if r.Error != nil {
+		return nil, false, fmt.Errorf("a2a client: %s: %w", op, r.Error.Err())
+	}
+	if c.v03() {
+		// 0.3's "final" flag marks the same events as the state does.
+		ev, err = a2av03.DecodeEvent(r.Result)
+	} else {
+		var sr a2a.StreamResponse
+		if err = json.Unmarshal(r.Result, &sr); err == nil {
+			ev, err = sr.Event()
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("a2a client: %s: decode stream event: %w", op, err)
+	}
+	if _, isMsg := ev.(*a2a.Message); isMsg {
+		return ev, true, nil
+	}
+	if s, ok := a2a.StateOf(ev); ok && s.Settled() {
+		final = true
+	}
+	return ev, final, nil
+}

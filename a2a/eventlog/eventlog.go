@@ -1,0 +1,55 @@
+// Package eventlog keeps each task's events in order, numbered from 1, so
+// that any stream can be replayed from any point and then followed live:
+// the Log interface, and Memory, the in-process implementation. A durable
+// implementation (a JetStream stream) satisfies the same interface and the
+// same conformance suite (package logtest).
+//
+// A task's log is sealed by its terminal event: nothing can be appended
+// after it and every subscription ends after delivering it.
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+// Errors a Log returns; test with errors.Is.
+var (
+	ErrNotFound = errors.New("eventlog: no events for task")
+	// ErrConflict means the appended sequence number is not the next one:
+	// another writer got there first.
+	ErrConflict = errors.New("eventlog: sequence conflict")
+	ErrSealed   = errors.New("eventlog: task log is sealed by a terminal event")
+)
+
+// Entry is one event of a task's log.
+type Entry struct {
+	// Seq numbers the task's events: 1 for the first, rising by one.
+	Seq   uint64
+	Event a2a.Event
+}
+
+// Log stores and replays task events. Implementations are safe for
+// concurrent use; events stored are shared and must not be modified.
+type Log interface {
+	// Append stores ev as the task's event number seq, which must be one
+	// more than the last (1 starts a task's log); otherwise it fails with
+	// ErrConflict. A terminal status seals the log.
+	Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error
+	// Subscribe yields the task's events numbered above after, in order,
+	// then waits for and yields new ones as they are appended. It ends
+	// after the sealing event, when ctx is done (yielding ctx.Err()), or
+	// when the consumer stops; a task with no log yields ErrNotFound.
+	Subscribe(ctx context.Context, taskID string, after uint64) iter.Seq2[Entry, error]
+	// Delete drops the task's log; deleting a missing log is not an error.
+	Delete(ctx context.Context, taskID string) error
+}
+
+// Seals reports whether ev ends its task's log: a terminal state.
+func Seals(ev a2a.Event) bool {
+	s, ok := a2a.StateOf(ev)
+	return ok && s.Terminal()
+}

@@ -1,0 +1,122 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+// Memory is a Log held in process memory. Its zero value is ready to use.
+type Memory struct {
+	mu    sync.RWMutex
+	tasks map[string]*taskLog
+}
+
+var _ Log = (*Memory)(nil)
+
+type taskLog struct {
+	mu      sync.Mutex
+	entries []Entry // entries[i].Seq == i+1
+	sealed  bool
+	// wake is closed and replaced on every append, waking subscribers.
+	wake chan struct{}
+}
+
+func (m *Memory) get(taskID string) *taskLog {
+	m.mu.RLock()
+	l := m.tasks[taskID]
+	m.mu.RUnlock()
+	return l
+}
+
+// Append implements Log.
+func (m *Memory) Append(_ context.Context, taskID string, seq uint64, ev a2a.Event) error {
+	l := m.get(taskID)
+	if l == nil {
+		if seq != 1 {
+			return fmt.Errorf("%w: task %s has no events, cannot append event %d", ErrConflict, taskID, seq)
+		}
+		m.mu.Lock()
+		if m.tasks == nil {
+			m.tasks = make(map[string]*taskLog)
+		}
+		if l = m.tasks[taskID]; l == nil {
+			l = &taskLog{wake: make(chan struct{})}
+			m.tasks[taskID] = l
+		}
+		m.mu.Unlock()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.sealed:
+		return fmt.Errorf("%w: task %s", ErrSealed, taskID)
+	case seq != uint64(len(l.entries))+1:
+		return fmt.Errorf("%w: task %s is at event %d, cannot append event %d", ErrConflict, taskID, len(l.entries), seq)
+	}
+	l.entries = append(l.entries, Entry{Seq: seq, Event: ev})
+	l.sealed = Seals(ev)
+	close(l.wake)
+	l.wake = make(chan struct{})
+	return nil
+}
+
+// Subscribe implements Log.
+func (m *Memory) Subscribe(ctx context.Context, taskID string, after uint64) iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		l := m.get(taskID)
+		if l == nil {
+			yield(Entry{}, fmt.Errorf("%w: %s", ErrNotFound, taskID))
+			return
+		}
+		next := after // the log's first next entries have been yielded (or skipped)
+		for {
+			l.mu.Lock()
+			total := uint64(len(l.entries))
+			var batch []Entry
+			if next < total {
+				// The slice is append-only, so this view stays valid
+				// after the lock is released.
+				batch = l.entries[next:total:total]
+				next = total
+			}
+			sealed, wake := l.sealed, l.wake
+			l.mu.Unlock()
+			for _, e := range batch {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			switch {
+			case len(batch) > 0:
+				continue // look again before sleeping: more may have come
+			case sealed:
+				return
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				yield(Entry{}, ctx.Err())
+				return
+			}
+		}
+	}
+}
+
+// Delete implements Log.
+func (m *Memory) Delete(_ context.Context, taskID string) error {
+	m.mu.Lock()
+	delete(m.tasks, taskID)
+	m.mu.Unlock()
+	return nil
+}
+
+// Len returns the number of task logs held.
+func (m *Memory) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.tasks)
+}

@@ -1,0 +1,283 @@
+// Package jsonrpcserver is A2A's JSON-RPC binding on Hertz: one endpoint
+// that serves A2A 1.0 and 0.3 (told apart by the method name and the
+// A2A-Version header), Server-Sent Events for the streaming methods, and the
+// agent card at /.well-known/agent-card.json. It decodes requests, calls a
+// server.Handler and encodes the replies in the caller's wire version.
+package jsonrpcserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cloudwego/hertz/pkg/app"
+	hzserver "github.com/cloudwego/hertz/pkg/app/server"
+	"github.com/cloudwego/hertz/pkg/common/config"
+	"github.com/cloudwego/hertz/pkg/route"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/a2av03"
+	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
+	"github.com/a2amesh/a2amesh/a2a/server"
+)
+
+// CardPath is where the agent card is served.
+const CardPath = "/.well-known/agent-card.json"
+
+// Options configures a Server. The zero value of each field is a default.
+type Options struct {
+	// Path is the JSON-RPC endpoint; "" means "/".
+	Path string
+	// MaxBodyBytes refuses larger request bodies; 0 means 8 MiB.
+	MaxBodyBytes int
+	// KeepAlive is the interval of SSE keep-alive comments; 0 means 15 s.
+	KeepAlive time.Duration
+	// CardMaxAge is the agent card's Cache-Control max-age; 0 means 5 min.
+	CardMaxAge time.Duration
+	Logger     *slog.Logger
+}
+
+// Server routes JSON-RPC requests and card fetches to a server.Handler.
+type Server struct {
+	h         *server.Handler
+	opts      Options
+	log       *slog.Logger
+	card      []byte
+	cardETag  string
+	cardCache string
+}
+
+// New returns a Server for h. The agent card is encoded once, in a form
+// both 1.0 and 0.3 clients read.
+func New(h *server.Handler, opts Options) (*Server, error) {
+	if opts.Path == "" {
+		opts.Path = "/"
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 8 << 20
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = 15 * time.Second
+	}
+	if opts.CardMaxAge <= 0 {
+		opts.CardMaxAge = 5 * time.Minute
+	}
+	s := &Server{h: h, opts: opts, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	card, err := a2av03.CardJSON(h.Card())
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpcserver: encode agent card: %w", err)
+	}
+	sum := sha256.Sum256(card)
+	s.card = card
+	s.cardETag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	s.cardCache = "public, max-age=" + strconv.Itoa(int(opts.CardMaxAge.Seconds()))
+	return s, nil
+}
+
+// Register adds the JSON-RPC endpoint and the agent card to r.
+func (s *Server) Register(r route.IRoutes) {
+	r.Any(s.opts.Path, s.ServeRPC)
+	r.GET(CardPath, s.ServeCard)
+	r.HEAD(CardPath, s.ServeCard)
+}
+
+// HertzOptions are the Hertz server options the binding needs: request
+// bodies are streamed so that oversized ones get a JSON-RPC error, and a
+// client that disconnects cancels its request's context, ending its stream.
+func (s *Server) HertzOptions() []config.Option {
+	return []config.Option{
+		hzserver.WithStreamBody(true),
+		hzserver.WithSenseClientDisconnection(true),
+		hzserver.WithDisablePrintRoute(true),
+	}
+}
+
+// ServeCard serves the agent card with an ETag and Cache-Control.
+func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) {
+	h := &c.Response.Header
+	h.Set("ETag", s.cardETag)
+	h.Set("Cache-Control", s.cardCache)
+	h.Set("Access-Control-Allow-Origin", "*")
+	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 && bytes.Contains(match, []byte(s.cardETag)) {
+		c.Status(304)
+		return
+	}
+	c.Data(200, "application/json", s.card)
+}
+
+// ServeRPC serves one JSON-RPC request.
+func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
+	version := a2a.Version03 // what errors before the method is known speak
+	var id json.RawMessage
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("a2a: panic serving a request", "panic", p, "stack", string(debug.Stack()))
+			s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error"), version)
+		}
+	}()
+	if !bytes.Equal(c.Method(), []byte("POST")) {
+		c.Response.Header.Set("Allow", "POST")
+		s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
+		return
+	}
+	body, tooBig := s.readBody(c)
+	if tooBig {
+		c.Response.Header.Set("Connection", "close")
+		s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
+		return
+	}
+	req, derr := jsonrpc.DecodeRequest(body)
+	id = req.ID
+	if derr != nil {
+		s.writeError(c, id, derr, version)
+		return
+	}
+	op, mver, ok := jsonrpc.ParseMethod(req.Method)
+	if !ok {
+		s.writeError(c, id, a2a.Errorf(a2a.CodeMethodNotFound, "method %q does not exist; A2A 1.0 methods are named like SendMessage, 0.3 ones like message/send", req.Method), version)
+		return
+	}
+	version = mver
+	if err := checkVersionHeader(string(c.Request.Header.Peek("A2A-Version")), req.Method, mver); err != nil {
+		s.writeError(c, id, err, version)
+		return
+	}
+	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: splitList(c.Request.Header.Peek("A2A-Extensions"))})
+	if op.Streaming() {
+		s.serveStream(ctx, c, op, mver, id, req.Params)
+		return
+	}
+	result, err := s.call(ctx, op, mver, req.Params)
+	if err != nil {
+		s.writeError(c, id, s.protocolError(op, err), version)
+		return
+	}
+	out, err := jsonrpc.AppendResult(make([]byte, 0, 512), id, result)
+	if err != nil {
+		s.log.Error("a2a: encoding a result failed", "method", req.Method, "err", err)
+		s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"), version)
+		return
+	}
+	c.Data(200, "application/json", out)
+}
+
+// readBody reads the request body up to the limit.
+func (s *Server) readBody(c *app.RequestContext) (body []byte, tooBig bool) {
+	limit := s.opts.MaxBodyBytes
+	if n := c.Request.Header.ContentLength(); n > limit {
+		return nil, true
+	}
+	stream := c.RequestBodyStream()
+	if stream == nil {
+		b := c.Request.Body()
+		return b, len(b) > limit
+	}
+	b, err := io.ReadAll(io.LimitReader(stream, int64(limit)+1))
+	if err != nil {
+		s.log.Debug("a2a: reading a request body failed", "err", err)
+	}
+	return b, len(b) > limit
+}
+
+// checkVersionHeader checks the A2A-Version header against the method's
+// version. An absent header is accepted: 0.3 clients send none and the
+// method name says the version unambiguously.
+func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
+	if header == "" {
+		return nil
+	}
+	v := majorMinor(header)
+	if v != a2a.Version && v != a2a.Version03 {
+		return a2a.Errorf(a2a.CodeVersionNotSupported, "A2A-Version %q is not supported; this server speaks 1.0 and 0.3", header)
+	}
+	if v != methodVersion {
+		return a2a.Errorf(a2a.CodeMethodNotFound, "method %q is an A2A %s method, but the A2A-Version header says %s", method, methodVersion, v)
+	}
+	return nil
+}
+
+// majorMinor reduces a version to Major.Minor; patch numbers do not count.
+func majorMinor(v string) string {
+	v = strings.TrimSpace(v)
+	major, rest, ok := strings.Cut(v, ".")
+	if !ok {
+		return v
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	return major + "." + minor
+}
+
+func splitList(h []byte) []string {
+	if len(h) == 0 {
+		return nil
+	}
+	var out []string
+	for _, f := range strings.Split(string(h), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// protocolError keeps protocol errors and hides internal ones: their
+// details go to the log, the client gets a generic message.
+func (s *Server) protocolError(op jsonrpc.Op, err error) *a2a.Error {
+	var e *a2a.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return a2a.Errorf(a2a.CodeInternal, "the request was canceled: %v", err)
+	}
+	s.log.Error("a2a: request failed", "method", op.String(), "err", err)
+	return a2a.Errorf(a2a.CodeInternal, "internal error while serving %s; see the server log", op)
+}
+
+func (s *Server) writeError(c *app.RequestContext, id json.RawMessage, e *a2a.Error, version string) {
+	s.writeErrorStatus(c, 200, id, e, version)
+}
+
+func (s *Server) writeErrorStatus(c *app.RequestContext, status int, id json.RawMessage, e *a2a.Error, version string) {
+	c.Data(status, "application/json", jsonrpc.AppendError(make([]byte, 0, 256), id, e, version))
+}
+
+// Serve serves the endpoint and the card on ln with Hertz until ctx is
+// done, then shuts down, giving in-flight requests up to grace to finish.
+// Extra Hertz options are applied after the binding's own.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration, extra ...config.Option) error {
+	opts := append(s.HertzOptions(), hzserver.WithListener(ln), hzserver.WithExitWaitTime(grace))
+	h := hzserver.New(append(opts, extra...)...)
+	s.Register(h)
+	errc := make(chan error, 1)
+	go func() { errc <- h.Run() }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("jsonrpcserver: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace+time.Second)
+	defer cancel()
+	err := h.Shutdown(sctx)
+	if rerr := <-errc; err == nil && rerr != nil && !errors.Is(rerr, net.ErrClosed) {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("jsonrpcserver: shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+)
+
+// CancelTask cancels a task: the agent's Cancel hook is asked first, then
+// a running agent is stopped and the task becomes CANCELED. Canceling a
+// canceled task returns it unchanged; other terminal tasks cannot be
+// canceled.
+func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	e, err := h.getTask(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if done, err := canceledOrRefused(e.Task); done {
+		return e.Task, err
+	}
+	s := h.slotRef(req.ID)
+	defer h.slotUnref(s)
+	for {
+		s.mu.Lock()
+		r, busy, free := s.run, s.busy, s.free
+		if !busy {
+			s.busy, s.free = true, make(chan struct{})
+		}
+		s.mu.Unlock()
+		switch {
+		case r != nil:
+			return h.cancelRun(ctx, s, r)
+		case !busy:
+			defer s.release()
+			return h.cancelIdle(ctx, s)
+		}
+		select { // another cancellation holds the task
+		case <-free:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// canceledOrRefused settles a cancel of a terminal task.
+func canceledOrRefused(t *a2a.Task) (bool, error) {
+	switch s := t.Status.State; {
+	case s == a2a.TaskStateCanceled:
+		return true, nil
+	case s.Terminal():
+		return true, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q is already %s and cannot be canceled", t.ID, s)
+	}
+	return false, nil
+}
+
+// cancelRun cancels a task whose agent is running in this process.
+func (h *Handler) cancelRun(ctx context.Context, s *slot, r *run) (*a2a.Task, error) {
+	s.mu.Lock()
+	task := r.cur.Task
+	s.mu.Unlock()
+	if task == nil {
+		task = &a2a.Task{ID: r.req.TaskID, ContextID: r.req.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+	}
+	if err := h.askAgent(ctx, task); err != nil {
+		return nil, err
+	}
+	r.cancel()
+	timer := time.NewTimer(h.cancelTimeout)
+	defer timer.Stop()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		// The agent ignores its context; record the cancellation anyway.
+		// Its later events are refused because the task is terminal.
+		h.log.Warn("a2a: agent did not stop after cancellation; marking the task canceled", "task", task.ID, "waited", h.cancelTimeout)
+		e, err := h.tasks.Get(ctx, task.ID)
+		if err != nil {
+			return nil, fmt.Errorf("cancel task %s: %w", task.ID, err)
+		}
+		if err := h.commitCancel(ctx, s, &e); err != nil {
+			return nil, err
+		}
+	}
+	return h.canceledTask(ctx, task.ID)
+}
+
+// cancelIdle cancels a task that no agent is running here; the caller
+// holds the task.
+func (h *Handler) cancelIdle(ctx context.Context, s *slot) (*a2a.Task, error) {
+	e, err := h.getTask(ctx, s.id)
+	if err != nil {
+		return nil, err
+	}
+	if done, err := canceledOrRefused(e.Task); done {
+		return e.Task, err
+	}
+	if err := h.askAgent(ctx, e.Task); err != nil {
+		return nil, err
+	}
+	if err := h.commitCancel(ctx, s, &e); err != nil {
+		return nil, err
+	}
+	return h.canceledTask(ctx, s.id)
+}
+
+// askAgent calls the executor's Cancel hook; only an ErrTaskNotCancelable
+// refusal stops the cancellation.
+func (h *Handler) askAgent(ctx context.Context, task *a2a.Task) error {
+	err := h.exec.Cancel(ctx, task)
+	if errors.Is(err, a2a.ErrTaskNotCancelable) {
+		return a2a.AsError(err)
+	}
+	if err != nil {
+		h.log.Warn("a2a: the agent's cancel hook failed; canceling anyway", "task", task.ID, "err", err)
+	}
+	return nil
+}
+
+func (h *Handler) commitCancel(ctx context.Context, s *slot, e *taskstore.Entry) error {
+	ev := a2a.NewStatusUpdate(e.Task.ID, e.Task.ContextID, a2a.TaskStateCanceled, a2a.NewTextMessage(a2a.RoleAgent, "the task was canceled"))
+	s.mu.Lock()
+	err := h.commitLocked(context.WithoutCancel(ctx), s, e, ev)
+	s.mu.Unlock()
+	if err != nil && !errors.Is(err, errTaskEnded) {
+		return fmt.Errorf("cancel task %s: %w", e.Task.ID, err)
+	}
+	return nil
+}
+
+// canceledTask returns the task after a cancellation: canceled, or an
+// error if it reached another final state first.
+func (h *Handler) canceledTask(ctx context.Context, id string) (*a2a.Task, error) {
+	e, err := h.getTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s := e.Task.Status.State; s != a2a.TaskStateCanceled {
+		return nil, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q became %s before it could be canceled", id, s)
+	}
+	return e.Task, nil
+}

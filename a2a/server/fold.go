@@ -1,0 +1,140 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+// fold applies an agent event to the task snapshot cur and returns the new
+// snapshot and the event as it is logged (ids, timestamps and message
+// fields filled in). cur is never modified: snapshots are shared with
+// readers, so fold copies what it changes. Slices are extended in place
+// only past the end cur sees, which no reader of cur touches; that is safe
+// because fold always extends the latest snapshot of a task.
+func fold(cur *a2a.Task, ev a2a.Event) (*a2a.Task, a2a.Event, error) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		if err := checkIDs(cur, e.ID, e.ContextID); err != nil {
+			return nil, nil, err
+		}
+		e.ID, e.ContextID = cur.ID, cur.ContextID
+		if err := a2a.CheckTransition(cur.Status.State, e.Status.State); err != nil {
+			return nil, nil, err
+		}
+		fillStatus(&e.Status, cur.ID, cur.ContextID)
+		for i := range e.History {
+			fillMessage(&e.History[i], cur.ID, cur.ContextID, "")
+		}
+		if err := checkArtifacts(e.Artifacts); err != nil {
+			return nil, nil, err
+		}
+		return e, e, nil
+
+	case *a2a.TaskStatusUpdateEvent:
+		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
+			return nil, nil, err
+		}
+		e.TaskID, e.ContextID = cur.ID, cur.ContextID
+		if err := a2a.CheckTransition(cur.Status.State, e.Status.State); err != nil {
+			return nil, nil, err
+		}
+		fillStatus(&e.Status, cur.ID, cur.ContextID)
+		next := *cur
+		if old := cur.Status.Message; old != nil {
+			// A superseded status message becomes history, so the
+			// conversation stays whole without repeating the current one.
+			next.History = append(cur.History, *old)
+		}
+		next.Status = e.Status
+		return &next, e, nil
+
+	case *a2a.TaskArtifactUpdateEvent:
+		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
+			return nil, nil, err
+		}
+		e.TaskID, e.ContextID = cur.ID, cur.ContextID
+		if cur.Status.State.Terminal() {
+			return nil, nil, fmt.Errorf("artifact update for a task that is already %s", cur.Status.State)
+		}
+		if err := checkArtifacts([]a2a.Artifact{e.Artifact}); err != nil {
+			return nil, nil, err
+		}
+		next := *cur
+		i := slices.IndexFunc(cur.Artifacts, func(a a2a.Artifact) bool { return a.ArtifactID == e.Artifact.ArtifactID })
+		switch {
+		case i < 0:
+			next.Artifacts = append(cur.Artifacts, e.Artifact)
+		case e.Append:
+			next.Artifacts = slices.Clone(cur.Artifacts)
+			merged := &next.Artifacts[i]
+			merged.Parts = append(merged.Parts, e.Artifact.Parts...)
+			if e.Artifact.Name != "" {
+				merged.Name = e.Artifact.Name
+			}
+			if e.Artifact.Description != "" {
+				merged.Description = e.Artifact.Description
+			}
+			if e.Artifact.Metadata != nil {
+				merged.Metadata = e.Artifact.Metadata
+			}
+		default:
+			next.Artifacts = slices.Clone(cur.Artifacts)
+			next.Artifacts[i] = e.Artifact
+		}
+		return &next, e, nil
+
+	case *a2a.Message:
+		return nil, nil, fmt.Errorf("a message event is only valid as the whole reply to a new task; report progress with status updates")
+	}
+	return nil, nil, fmt.Errorf("unknown event type %T", ev)
+}
+
+func checkIDs(cur *a2a.Task, taskID, contextID string) error {
+	if taskID != "" && taskID != cur.ID {
+		return fmt.Errorf("event names task %q, but the run is for task %q", taskID, cur.ID)
+	}
+	if contextID != "" && contextID != cur.ContextID {
+		return fmt.Errorf("event names context %q, but task %q is in context %q", contextID, cur.ID, cur.ContextID)
+	}
+	return nil
+}
+
+func checkArtifacts(arts []a2a.Artifact) error {
+	for _, a := range arts {
+		if a.ArtifactID == "" {
+			return fmt.Errorf("artifact has no artifactId")
+		}
+		if len(a.Parts) == 0 {
+			return fmt.Errorf("artifact %q has no parts", a.ArtifactID)
+		}
+	}
+	return nil
+}
+
+func fillStatus(s *a2a.TaskStatus, taskID, contextID string) {
+	if s.Timestamp.IsZero() {
+		s.Timestamp = a2a.Now()
+	} else {
+		s.Timestamp = s.Timestamp.UTC()
+	}
+	if s.Message != nil {
+		fillMessage(s.Message, taskID, contextID, a2a.RoleAgent)
+	}
+}
+
+func fillMessage(m *a2a.Message, taskID, contextID string, role a2a.Role) {
+	if m.MessageID == "" {
+		m.MessageID = a2a.NewID()
+	}
+	if m.TaskID == "" {
+		m.TaskID = taskID
+	}
+	if m.ContextID == "" {
+		m.ContextID = contextID
+	}
+	if m.Role == "" && role != "" {
+		m.Role = role
+	}
+}

@@ -1,0 +1,300 @@
+// Package server implements the A2A protocol's semantics independently of
+// any wire: the Handler validates requests, creates and tracks tasks, runs
+// the agent (an AgentExecutor) for each message, records every task event
+// in order, serves blocking, non-blocking and streaming sends, resubscription
+// from any event, cancellation, push notifications and the agent cards.
+// Protocol bindings (JSON-RPC over Hertz, gRPC over Kitex) decode requests,
+// call the Handler and encode what it returns.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/push"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+)
+
+// Config configures a Handler. Card and Executor are required; the zero
+// value of every other field is a working default.
+type Config struct {
+	// Card is the public agent card. Its capabilities decide which
+	// operations are served.
+	Card *a2a.AgentCard
+	// ExtendedCard is returned by GetExtendedAgentCard when the card
+	// declares capabilities.extendedAgentCard.
+	ExtendedCard *a2a.AgentCard
+	Executor     AgentExecutor
+
+	// Tasks, Events and PushConfigs default to in-memory stores.
+	Tasks       taskstore.Store
+	Events      eventlog.Log
+	PushConfigs push.ConfigStore
+	// PushSender delivers push notifications; nil means a default Sender,
+	// whose SSRF guard refuses private and loopback webhooks.
+	PushSender *push.Sender
+
+	// Retention is how long a task is kept after reaching a terminal
+	// state; 0 means 10 minutes and a negative value keeps tasks forever.
+	Retention time.Duration
+	// CancelTimeout bounds how long CancelTask waits for a running
+	// executor to stop before marking the task canceled anyway; 0 means
+	// 10 seconds.
+	CancelTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Handler serves the A2A operations. It is safe for concurrent use. Close
+// it to stop the agent runs and push deliveries it owns.
+type Handler struct {
+	card     *a2a.AgentCard
+	extended *a2a.AgentCard
+	exec     AgentExecutor
+	tasks    taskstore.Store
+	events   eventlog.Log
+	pushCfgs push.ConfigStore
+	sender   *push.Sender
+	log      *slog.Logger
+
+	retention     time.Duration
+	cancelTimeout time.Duration
+
+	// base is the parent of every run's context; Close cancels it.
+	base   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	slots  map[string]*slot
+	closed bool
+	ended  []ended // terminal tasks in the order they ended, for eviction
+}
+
+type ended struct {
+	id string
+	at time.Time
+}
+
+// New returns a Handler for cfg.
+func New(cfg Config) (*Handler, error) {
+	if cfg.Card == nil {
+		return nil, errors.New("server: Config.Card is required")
+	}
+	if cfg.Executor == nil {
+		return nil, errors.New("server: Config.Executor is required")
+	}
+	h := &Handler{
+		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
+		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
+		log: cfg.Logger, retention: cfg.Retention, cancelTimeout: cfg.CancelTimeout,
+		slots: make(map[string]*slot),
+	}
+	if h.tasks == nil {
+		h.tasks = new(taskstore.Memory)
+	}
+	if h.events == nil {
+		h.events = new(eventlog.Memory)
+	}
+	if h.pushCfgs == nil {
+		h.pushCfgs = new(push.Memory)
+	}
+	if h.sender == nil {
+		h.sender = new(push.Sender)
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.retention == 0 {
+		h.retention = 10 * time.Minute
+	}
+	if h.cancelTimeout == 0 {
+		h.cancelTimeout = 10 * time.Second
+	}
+	h.base, h.stop = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// Close cancels every agent run and push delivery the Handler started and
+// waits for them to end, or for ctx to be done.
+func (h *Handler) Close(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.stop()
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: close: runs still active: %w", ctx.Err())
+	}
+}
+
+// Card returns the public agent card.
+func (h *Handler) Card() *a2a.AgentCard { return h.card }
+
+// GetExtendedAgentCard returns the extended card.
+func (h *Handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	if !h.card.Capabilities.ExtendedAgentCard {
+		return nil, a2a.Errorf(a2a.CodeUnsupportedOperation, "this agent has no extended agent card (its card does not declare capabilities.extendedAgentCard)")
+	}
+	if h.extended == nil {
+		return nil, a2a.Errorf(a2a.CodeExtendedAgentCardNotConfigured, "this agent declares an extended agent card but none is configured")
+	}
+	return h.extended, nil
+}
+
+// GetTask returns a task's current snapshot.
+func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if err := checkHistoryLength(req.HistoryLength, "historyLength"); err != nil {
+		return nil, err
+	}
+	e, err := h.getTask(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return view(e.Task, req.HistoryLength, true), nil
+}
+
+// ListTasks returns a page of tasks, most recently updated first.
+func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	size := 50
+	if req.PageSize != nil {
+		size = *req.PageSize
+		if size < 1 || size > 100 {
+			return nil, a2a.Errorf(a2a.CodeInvalidParams, "pageSize must be between 1 and 100, got %d", size)
+		}
+	}
+	if err := checkHistoryLength(req.HistoryLength, "historyLength"); err != nil {
+		return nil, err
+	}
+	if req.Status != "" && !req.Status.Valid() {
+		return nil, a2a.Errorf(a2a.CodeInvalidParams, "status %q is not a task state", req.Status)
+	}
+	q := taskstore.Query{ContextID: req.ContextID, State: req.Status, PageSize: size, PageToken: req.PageToken}
+	if req.StatusTimestampAfter != nil {
+		q.UpdatedAfter = *req.StatusTimestampAfter
+	}
+	page, err := h.tasks.List(ctx, q)
+	if err != nil {
+		if errors.Is(err, taskstore.ErrInvalidPageToken) {
+			return nil, a2a.Errorf(a2a.CodeInvalidParams, "pageToken: %v; pass the nextPageToken of the previous page, or omit it for the first page", err)
+		}
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	resp := &a2a.ListTasksResponse{
+		Tasks: make([]*a2a.Task, len(page.Tasks)), NextPageToken: page.NextPageToken,
+		PageSize: size, TotalSize: page.Total,
+	}
+	for i, t := range page.Tasks {
+		resp.Tasks[i] = view(t, req.HistoryLength, req.IncludeArtifacts)
+	}
+	return resp, nil
+}
+
+// getTask loads a task, mapping a missing one to a task-not-found error.
+func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, error) {
+	if id == "" {
+		return taskstore.Entry{}, a2a.Errorf(a2a.CodeInvalidParams, "id is required: name the task")
+	}
+	e, err := h.tasks.Get(ctx, id)
+	if errors.Is(err, taskstore.ErrNotFound) {
+		return e, a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (it may never have existed or may have expired)", id)
+	}
+	if err != nil {
+		return e, fmt.Errorf("load task %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// view returns the task as a reply shows it: history cut to its last
+// historyLength messages (none for 0) and artifacts dropped when not
+// wanted. The snapshot itself is shared, so changes go to a copy.
+func view(t *a2a.Task, historyLength *int, artifacts bool) *a2a.Task {
+	cutHistory := historyLength != nil && *historyLength < len(t.History)
+	if !cutHistory && (artifacts || t.Artifacts == nil) {
+		return t
+	}
+	v := *t
+	if cutHistory {
+		v.History = t.History[len(t.History)-*historyLength:]
+		if len(v.History) == 0 {
+			v.History = nil
+		}
+	}
+	if !artifacts {
+		v.Artifacts = nil
+	}
+	return &v
+}
+
+func checkHistoryLength(n *int, field string) error {
+	if n != nil && *n < 0 {
+		return a2a.Errorf(a2a.CodeInvalidParams, "%s must not be negative, got %d (omit it for all history, 0 for none)", field, *n)
+	}
+	return nil
+}
+
+// checkExtensions refuses a call that does not ask for every extension the
+// card marks as required.
+func (h *Handler) checkExtensions(ctx context.Context) error {
+	var missing []string
+	for _, ext := range h.card.Capabilities.Extensions {
+		if ext.Required && !slices.Contains(CallInfoFrom(ctx).Extensions, ext.URI) {
+			missing = append(missing, ext.URI)
+		}
+	}
+	if len(missing) > 0 {
+		return a2a.Errorf(a2a.CodeExtensionSupportRequired, "this agent requires the extensions %s; list them in the A2A-Extensions header", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// evictExpired deletes tasks that have been terminal longer than the
+// retention. It runs as new tasks arrive, so memory stays bounded under
+// load without a background goroutine.
+func (h *Handler) evictExpired(ctx context.Context) {
+	if h.retention < 0 {
+		return
+	}
+	cutoff := time.Now().Add(-h.retention)
+	h.mu.Lock()
+	n := 0
+	for n < len(h.ended) && h.ended[n].at.Before(cutoff) {
+		n++
+	}
+	if n == 0 {
+		h.mu.Unlock()
+		return
+	}
+	expired := slices.Clone(h.ended[:n])
+	h.ended = h.ended[n:] // a queue: append reallocates and drops the head
+	h.mu.Unlock()
+	for _, e := range expired {
+		if err := errors.Join(
+			h.tasks.Delete(ctx, e.id), h.events.Delete(ctx, e.id), h.pushCfgs.DeleteTask(ctx, e.id),
+		); err != nil {
+			h.log.Warn("a2a: evicting an expired task failed", "task", e.id, "err", err)
+		}
+	}
+}
+
+func (h *Handler) noteEnded(id string) {
+	if h.retention < 0 {
+		return
+	}
+	h.mu.Lock()
+	h.ended = append(h.ended, ended{id: id, at: time.Now()})
+	h.mu.Unlock()
+}

@@ -1,0 +1,118 @@
+// Package taskstore keeps the latest snapshot of every task: the Store
+// interface a server writes through, with optimistic concurrency by
+// version, and Memory, the in-process implementation. Durable
+// implementations (JetStream KV) satisfy the same interface and pass the
+// same conformance suite (package storetest).
+package taskstore
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+// Errors a Store returns; test with errors.Is.
+var (
+	ErrNotFound         = errors.New("taskstore: task not found")
+	ErrExists           = errors.New("taskstore: task already exists")
+	ErrConflict         = errors.New("taskstore: task changed since it was read")
+	ErrInvalidPageToken = errors.New("taskstore: invalid page token")
+)
+
+// Entry is a stored task.
+type Entry struct {
+	// Task is a shared snapshot: never modify it; store a changed copy.
+	Task *a2a.Task
+	// Seq is the sequence number of the last task event folded into Task.
+	Seq uint64
+	// Version identifies this revision of the entry for Update.
+	Version uint64
+}
+
+// Store keeps task snapshots. Implementations are safe for concurrent use.
+type Store interface {
+	// Create stores a new task whose latest event is seq. It fails with
+	// ErrExists if the id is taken.
+	Create(ctx context.Context, task *a2a.Task, seq uint64) (version uint64, err error)
+	// Get returns the task, or ErrNotFound.
+	Get(ctx context.Context, id string) (Entry, error)
+	// Update replaces the task if the stored version is still prev, and
+	// fails with ErrConflict otherwise (or ErrNotFound if it is gone).
+	Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (version uint64, err error)
+	// Delete removes the task; deleting a missing task is not an error.
+	Delete(ctx context.Context, id string) error
+	// List returns one page of the tasks matching q, most recently
+	// updated (by status timestamp) first.
+	List(ctx context.Context, q Query) (Page, error)
+}
+
+// Query selects and pages tasks. Zero fields do not filter.
+type Query struct {
+	ContextID string
+	State     a2a.TaskState
+	// UpdatedAfter keeps tasks whose status timestamp is at or after it.
+	UpdatedAfter time.Time
+	// PageSize is the most tasks to return; it must be positive.
+	PageSize int
+	// PageToken continues after a previous page's NextPageToken.
+	PageToken string
+}
+
+// Matches reports whether the task passes the query's filters.
+func (q *Query) Matches(t *a2a.Task) bool {
+	return (q.ContextID == "" || t.ContextID == q.ContextID) &&
+		(q.State == "" || t.Status.State == q.State) &&
+		(q.UpdatedAfter.IsZero() || !t.Status.Timestamp.Before(q.UpdatedAfter))
+}
+
+// Page is one page of a List.
+type Page struct {
+	Tasks []*a2a.Task
+	// NextPageToken is empty on the last page.
+	NextPageToken string
+	// Total counts all tasks that match the query, across pages.
+	Total int
+}
+
+// Cursor is a position in List order: tasks sort by status timestamp,
+// newest first, then by id, descending.
+type Cursor struct {
+	Time time.Time
+	ID   string
+}
+
+// CursorOf returns the cursor of a task.
+func CursorOf(t *a2a.Task) Cursor { return Cursor{Time: t.Status.Timestamp, ID: t.ID} }
+
+// Before reports whether c comes before d in List order.
+func (c Cursor) Before(d Cursor) bool {
+	if !c.Time.Equal(d.Time) {
+		return c.Time.After(d.Time)
+	}
+	return c.ID > d.ID
+}
+
+// Token encodes the cursor as an opaque page token.
+func (c Cursor) Token() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Time.UnixNano(), 10) + ":" + c.ID))
+}
+
+// ParseToken decodes a page token; it fails with ErrInvalidPageToken.
+func ParseToken(token string) (Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return Cursor{}, fmt.Errorf("%w: %q is not one this server issued", ErrInvalidPageToken, token)
+	}
+	ns, id, ok := strings.Cut(string(b), ":")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return Cursor{}, fmt.Errorf("%w: %q is not one this server issued", ErrInvalidPageToken, token)
+	}
+	return Cursor{Time: time.Unix(0, n).UTC(), ID: id}, nil
+}

@@ -1,0 +1,92 @@
+// Package a2atest helps tests run real A2A servers: a Handler served by
+// Hertz on 127.0.0.1 for the length of a test, and goroutine leak checks
+// that know which goroutines Hertz keeps by design.
+package a2atest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/server"
+)
+
+// Serve serves h over JSON-RPC on a fresh 127.0.0.1 port until the test
+// ends, then closes the server and the handler. It returns the endpoint
+// URL (which is also the agent's base URL).
+func Serve(t testing.TB, h *server.Handler, opts jsonrpcserver.Options) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := jsonrpcserver.New(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("serve: %v", err)
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if err := h.Close(cctx); err != nil {
+			t.Errorf("close handler: %v", err)
+		}
+	})
+	url := "http://" + ln.Addr().String() + "/"
+	waitReady(t, ln.Addr().String())
+	return url
+}
+
+// waitReady waits until the listener accepts connections.
+func waitReady(t testing.TB, addr string) {
+	t.Helper()
+	for range 200 {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("server at %s did not start", addr)
+}
+
+// NewHandler returns a Handler for cfg or fails the test.
+func NewHandler(t testing.TB, cfg server.Config) *server.Handler {
+	t.Helper()
+	h, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// LeakOptions ignore the goroutines that outlive servers by design:
+// netpoll's pollers and Hertz's shared timers.
+func LeakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*epoll).Wait"),
+		goleak.IgnoreAnyFunction("github.com/bytedance/gopkg/util/gopool.(*worker).run.func1"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/hertz/pkg/common/timer.init.0.func1"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*pollDesc).wait"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/hertz/pkg/protocol.UpdateServerDate.func1"),
+	}
+}
+
+// VerifyTestMain runs the package's tests and fails if goroutines they
+// started are still running afterwards.
+func VerifyTestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, LeakOptions()...)
+}

@@ -1,0 +1,102 @@
+// Package cli holds what every a2amesh command shares: flags that fall back
+// to environment variables, logger setup, and running an A2A server until
+// a signal arrives.
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Flags wraps a FlagSet whose flags default to environment variables:
+// each flag's default is its variable's value when set, else the given
+// default, and the usage names the variable.
+type Flags struct {
+	*flag.FlagSet
+	prefix string
+	errs   []error
+}
+
+// NewFlags returns Flags whose variables are named PREFIX_FLAG_NAME.
+func NewFlags(name, envPrefix string) *Flags {
+	return &Flags{FlagSet: flag.NewFlagSet(name, flag.ExitOnError), prefix: envPrefix}
+}
+
+func (f *Flags) env(name string) (string, string, bool) {
+	key := f.prefix + "_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	v, ok := os.LookupEnv(key)
+	return key, v, ok
+}
+
+// String defines a string flag.
+func (f *Flags) String(name, def, usage string) *string {
+	key, v, ok := f.env(name)
+	if ok {
+		def = v
+	}
+	return f.FlagSet.String(name, def, usage+" (env "+key+")")
+}
+
+// Duration defines a duration flag.
+func (f *Flags) Duration(name string, def time.Duration, usage string) *time.Duration {
+	key, v, ok := f.env(name)
+	if ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Errorf("%s=%q: %w", key, v, err))
+		} else {
+			def = d
+		}
+	}
+	return f.FlagSet.Duration(name, def, usage+" (env "+key+")")
+}
+
+// Int defines an int flag.
+func (f *Flags) Int(name string, def int, usage string) *int {
+	key, v, ok := f.env(name)
+	if ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Errorf("%s=%q: %w", key, v, err))
+		} else {
+			def = n
+		}
+	}
+	return f.FlagSet.Int(name, def, usage+" (env "+key+")")
+}
+
+// Parse parses args, failing on malformed environment variables too.
+func (f *Flags) Parse(args []string) error {
+	if len(f.errs) > 0 {
+		return f.errs[0]
+	}
+	return f.FlagSet.Parse(args)
+}
+
+// Logger returns a text logger at the named level (debug, info, warn, error).
+func Logger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// SignalContext returns a context canceled by SIGINT or SIGTERM.
+func SignalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// Fatal logs err and exits with status 1.
+func Fatal(log *slog.Logger, msg string, err error) {
+	log.Error(msg, "err", err)
+	os.Exit(1)
+}

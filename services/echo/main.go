@@ -1,0 +1,73 @@
+// Command echo runs the echo agent as a standalone A2A server: JSON-RPC
+// (A2A 1.0 and 0.3) with SSE streaming on Hertz, and its agent card at
+// /.well-known/agent-card.json.
+//
+//	go run ./services/echo --addr 127.0.0.1:9001
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/internal/cli"
+	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+)
+
+func main() {
+	f := cli.NewFlags("echo", "ECHO")
+	addr := f.String("addr", "127.0.0.1:9001", "address to listen on")
+	publicURL := f.String("public-url", "", "endpoint URL to put in the agent card (default http://<addr>/)")
+	retention := f.Duration("retention", 10*time.Minute, "how long finished tasks are kept")
+	level := f.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := f.Parse(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log, err := cli.Logger(*level)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		cli.Fatal(log, "listen", err)
+	}
+	url := *publicURL
+	if url == "" {
+		url = "http://" + ln.Addr().String() + "/"
+	}
+	h, err := server.New(server.Config{
+		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, Logger: log,
+	})
+	if err != nil {
+		cli.Fatal(log, "configure", err)
+	}
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
+	if err != nil {
+		cli.Fatal(log, "configure", err)
+	}
+	ctx, stop := cli.SignalContext()
+	defer stop()
+	log.Info("echo agent listening", "url", url, "card", url+".well-known/agent-card.json")
+	fmt.Printf(`echo agent ready at %s
+  card:   curl -s %s.well-known/agent-card.json
+  send:   curl -s %s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+            -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}'
+  stream: curl -sN %s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+            -d '{"jsonrpc":"2.0","id":2,"method":"SendStreamingMessage","params":{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"slow: hello"}]}}}'
+`, url, url, url, url)
+	serveErr := srv.Serve(ctx, ln, 2*time.Second)
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Close(closeCtx); err != nil {
+		log.Warn("closing the agent", "err", err)
+	}
+	if serveErr != nil {
+		cli.Fatal(log, "serve", serveErr)
+	}
+}
