@@ -36,10 +36,10 @@ type run struct {
 	final *a2a.Task
 
 	// Owned by the run goroutine.
-	cur        taskstore.Entry
-	pushCfg    *push.Config // registered with the send, saved once the task exists
-	isStarted  bool
-	isSettled  bool
+	cur       taskstore.Entry
+	pushCfg   *push.Config // registered with the send, saved once the task exists
+	isStarted bool
+	isSettled bool
 }
 
 // errTaskEnded means the task reached a terminal state through another
