@@ -112,7 +112,13 @@ func (r *run) handle(ev a2a.Event) (stop bool, err error) {
 		}
 		initial, ok := ev.(*a2a.Task)
 		if !ok {
-			initial = &a2a.Task{Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+			initial = &a2a.Task{ID: r.req.TaskID, ContextID: r.req.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+			// Refuse a bad first event before a task exists, so the client
+			// gets the error instead of a failed task.
+			id, ctxID := ev.TaskIDs()
+			if err := checkIDs(initial, id, ctxID); err != nil {
+				return false, invalidEvent{err}
+			}
 		}
 		if err := r.create(initial); err != nil {
 			return false, err
