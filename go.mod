@@ -4,7 +4,21 @@ go 1.26.8
 
 require github.com/google/uuid v1.6.0
 
-require go.uber.org/goleak v1.3.0
+require (
+	github.com/a2aproject/a2a-go/v2 v2.4.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/a2aproject/a2a-go v0.3.15 // indirect
+	golang.org/x/mod v0.35.0 // indirect
+	golang.org/x/net v0.55.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/text v0.37.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20260427160629-7cedc36a6bc4 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260427160629-7cedc36a6bc4 // indirect
+	google.golang.org/grpc v1.82.1 // indirect
+)
 
 require (
 	github.com/bytedance/gopkg v0.1.4 // indirect
@@ -21,6 +35,6 @@ require (
 	github.com/tidwall/pretty v1.2.0 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
-	golang.org/x/sys v0.30.0 // indirect
-	google.golang.org/protobuf v1.34.1 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
 )

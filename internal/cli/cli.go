@@ -5,9 +5,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -99,4 +102,29 @@ func SignalContext() (context.Context, context.CancelFunc) {
 func Fatal(log *slog.Logger, msg string, err error) {
 	log.Error(msg, "err", err)
 	os.Exit(1)
+}
+
+// ServeDebug serves Go's profiling endpoints (/debug/pprof/) on addr until
+// ctx is done. It is for operators diagnosing a live process; leave addr
+// empty to serve nothing.
+func ServeDebug(ctx context.Context, addr string, log *slog.Logger) {
+	if addr == "" {
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close() // nothing to drain: profiles are best effort
+	}()
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("debug server stopped", "addr", addr, "err", err)
+		}
+	}()
 }

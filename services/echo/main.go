@@ -24,6 +24,7 @@ func main() {
 	publicURL := f.String("public-url", "", "endpoint URL to put in the agent card (default http://<addr>/)")
 	retention := f.Duration("retention", 10*time.Minute, "how long finished tasks are kept")
 	level := f.String("log-level", "info", "log level: debug, info, warn or error")
+	debugAddr := f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
 	if err := f.Parse(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -53,6 +54,7 @@ func main() {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
+	cli.ServeDebug(ctx, *debugAddr, log)
 	log.Info("echo agent listening", "url", url, "card", url+".well-known/agent-card.json")
 	fmt.Printf(`echo agent ready at %s
   card:   curl -s %s.well-known/agent-card.json

@@ -1,0 +1,58 @@
+# a2amesh — the two commands: `make run` and `make test`.
+
+GO      ?= go
+FUZZTIME ?= 8s
+# Packages whose tests exercise concurrency run under the race detector;
+# that is every package with tests here.
+RACE_PKGS := ./...
+
+.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean
+
+# Start the mesh on the embedded defaults. Until the mesh exists this is
+# the echo agent on 127.0.0.1:9001.
+run:
+	$(GO) run ./services/echo --addr 127.0.0.1:9001
+
+# Everything CI checks: vet, the race-enabled test suite (with the interop
+# tests against a2a-go and @a2a-js/sdk), and a short run of every fuzzer.
+test: vet test-race fuzz-seed
+
+vet:
+	$(GO) vet ./...
+
+test-race:
+	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
+
+# Each fuzz target for a few seconds beyond its seed corpus (which plain
+# `go test` already runs).
+FUZZ_TARGETS := \
+	./a2a:FuzzWire10 \
+	./a2a/a2av03:FuzzWire03 \
+	./a2a/jsonrpc:FuzzDecodeRequest \
+	./a2a/client:FuzzSSEReader
+
+fuzz-seed:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
+
+# Longer fuzzing: make fuzz FUZZTIME=10m
+fuzz: fuzz-seed
+
+# Side-by-side benchmarks with a2a-go v2.4.0: in-process (go test -bench)
+# and over the network (a2aload compare). See docs/benchmarks.md.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
+	bin/a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
+
+build:
+	@mkdir -p bin
+	$(GO) build -o bin/echo ./services/echo
+	$(GO) build -o bin/a2agoecho ./bench/a2agoecho
+	$(GO) build -o bin/hertzfloor ./bench/hertzfloor
+	$(GO) build -o bin/a2aload ./cmd/a2aload
+
+clean:
+	rm -rf bin

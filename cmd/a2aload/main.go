@@ -1,0 +1,295 @@
+// Command a2aload drives A2A JSON-RPC servers with load and compares them.
+//
+//	a2aload run --addr 127.0.0.1:9001 --scenario send --conns 32 --duration 10s
+//	a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor
+//
+// compare starts the three servers as separate processes (a2amesh's echo
+// service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
+// that is the floor no A2A server can beat), drives each in turn with the
+// same requests, alternating the order every round, and reports
+// throughput, latency, server CPU per request and memory as ratios. Every
+// load loop is bounded in both time and request count.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "compare":
+		err = compareCmd(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "a2aload:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare [flags] (see -h of each)")
+	os.Exit(2)
+}
+
+// scenario is one kind of request.
+type scenario struct {
+	name, method, text string
+}
+
+var scenarios = map[string]scenario{
+	"send":   {"blocking send", "SendMessage", "hello"},
+	"stream": {"streaming send", "SendStreamingMessage", "hello world"},
+}
+
+func runCmd(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:9001", "server address")
+	path := fs.String("path", "/", "JSON-RPC endpoint path")
+	scen := fs.String("scenario", "send", "send or stream")
+	conns := fs.Int("conns", 32, "concurrent connections")
+	d := fs.Duration("duration", 10*time.Second, "how long to load")
+	maxReq := fs.Int("max", 5_000_000, "stop after this many requests")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sc, ok := scenarios[*scen]
+	if !ok {
+		return fmt.Errorf("unknown scenario %q", *scen)
+	}
+	res, err := load(context.Background(), *addr, request(*addr, *path, sc.method, "1.0", sc.text), *conns, *d, *maxReq)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d requests, %d errors, %.0f req/s, p50 %v, p99 %v\n",
+		sc.name, res.Requests, res.Errors, res.rate(), res.pct(0.50), res.pct(0.99))
+	return nil
+}
+
+// target is a server under test.
+type target struct {
+	name string
+	bin  string
+	args []string
+	addr string
+	path string
+	cmd  *exec.Cmd
+}
+
+func (t *target) start() error {
+	t.cmd = exec.Command(t.bin, t.args...)
+	t.cmd.Stdout, t.cmd.Stderr = io.Discard, os.Stderr
+	if err := t.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", t.name, err)
+	}
+	for range 500 {
+		if c, err := net.Dial("tcp", t.addr); err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not start listening on %s", t.name, t.addr)
+}
+
+func (t *target) stop() {
+	if t.cmd != nil && t.cmd.Process != nil {
+		_ = t.cmd.Process.Kill() // a benchmark server has nothing to flush
+		_ = t.cmd.Wait()
+	}
+}
+
+// measurement is one load run against one target.
+type measurement struct {
+	res result
+	cpu time.Duration
+}
+
+func (m measurement) cpuPerReq() time.Duration {
+	if m.res.Requests == 0 {
+		return 0
+	}
+	return m.cpu / time.Duration(m.res.Requests)
+}
+
+func (t *target) measure(ctx context.Context, sc scenario, conns int, d time.Duration, maxReq int) (measurement, error) {
+	req := request(t.addr, t.path, sc.method, "1.0", sc.text)
+	pid := t.cmd.Process.Pid
+	cpu0, err := cpuTime(pid)
+	if err != nil {
+		return measurement{}, err
+	}
+	res, err := load(ctx, t.addr, req, conns, d, maxReq)
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", t.name, err)
+	}
+	cpu1, err := cpuTime(pid)
+	if err != nil {
+		return measurement{}, err
+	}
+	if res.Errors > 0 {
+		return measurement{}, fmt.Errorf("%s: %d of %d requests failed", t.name, res.Errors, res.Requests+res.Errors)
+	}
+	return measurement{res: res, cpu: cpu1 - cpu0}, nil
+}
+
+func compareCmd(args []string) error {
+	fs := flag.NewFlagSet("compare", flag.ExitOnError)
+	ours := fs.String("ours", "bin/echo", "a2amesh echo service binary")
+	peer := fs.String("peer", "bin/a2agoecho", "a2a-go v2.4.0 echo server binary")
+	floor := fs.String("floor", "bin/hertzfloor", "bare Hertz JSON-RPC echo binary")
+	rounds := fs.Int("rounds", 3, "rounds; the order of servers rotates each round")
+	d := fs.Duration("duration", 8*time.Second, "measured load per server, scenario and round")
+	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load before each measurement")
+	conns := fs.Int("conns", 32, "concurrent connections")
+	maxReq := fs.Int("max", 2_000_000, "request cap per measurement")
+	sustain := fs.Duration("sustain", 60*time.Second, "sustained blocking-send run for the memory check (0 skips it)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	targets := []*target{
+		{name: "hertz floor", bin: *floor, addr: "127.0.0.1:19101", path: "/"},
+		{name: "a2amesh", bin: *ours, addr: "127.0.0.1:19102", path: "/"},
+		{name: "a2a-go v2.4.0", bin: *peer, addr: "127.0.0.1:19103", path: "/"},
+	}
+	targets[0].args = []string{"--addr", targets[0].addr}
+	targets[1].args = []string{"--addr", targets[1].addr, "--retention", "5s", "--log-level", "warn"}
+	targets[2].args = []string{"--addr", targets[2].addr}
+	for _, t := range targets {
+		defer t.stop()
+		if err := t.start(); err != nil {
+			return err
+		}
+	}
+	ctx := context.Background()
+	order := []string{"send", "stream"}
+	results := map[string]map[string][]measurement{}
+	for r := range *rounds {
+		for _, key := range order {
+			sc := scenarios[key]
+			rot := slices.Clone(targets)
+			for range r {
+				rot = append(rot[1:], rot[0])
+			}
+			for _, t := range rot {
+				if _, err := t.measure(ctx, sc, *conns, *warm, *maxReq); err != nil {
+					return err
+				}
+				m, err := t.measure(ctx, sc, *conns, *d, *maxReq)
+				if err != nil {
+					return err
+				}
+				if results[key] == nil {
+					results[key] = map[string][]measurement{}
+				}
+				results[key][t.name] = append(results[key][t.name], m)
+				fmt.Fprintf(os.Stderr, "round %d %-15s %-14s %8.0f req/s  p50 %-10v p99 %-10v cpu %v/req\n",
+					r+1, sc.name, t.name, m.res.rate(), m.res.pct(.5), m.res.pct(.99), m.cpuPerReq())
+			}
+		}
+	}
+	report(os.Stdout, targets, order, results)
+	if *sustain > 0 {
+		fmt.Println()
+		fmt.Printf("## Memory through a %v sustained blocking-send run\n\n", *sustain)
+		fmt.Println("| server | RSS after warm-up | RSS at end | growth | peak RSS | req/s |")
+		fmt.Println("|---|---|---|---|---|---|")
+		for _, t := range targets[1:] {
+			if err := sustained(ctx, t, *conns, *sustain, *maxReq*100); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// median returns the measurement with the median throughput.
+func median(ms []measurement) measurement {
+	s := slices.Clone(ms)
+	slices.SortFunc(s, func(a, b measurement) int {
+		switch {
+		case a.res.rate() < b.res.rate():
+			return -1
+		case a.res.rate() > b.res.rate():
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func report(w io.Writer, targets []*target, order []string, results map[string]map[string][]measurement) {
+	floor, ours, peer := targets[0].name, targets[1].name, targets[2].name
+	for _, key := range order {
+		sc := scenarios[key]
+		fmt.Fprintf(w, "## %s (median of rounds)\n\n", sc.name)
+		fmt.Fprintln(w, "| server | req/s | × floor | p50 | p99 | server CPU / req | peak RSS |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		base := median(results[key][floor]).res.rate()
+		for _, t := range targets {
+			m := median(results[key][t.name])
+			_, peak, _ := memory(t.cmd.Process.Pid)
+			fmt.Fprintf(w, "| %s | %.0f | %.2f | %v | %v | %v | %d MiB |\n", t.name, m.res.rate(), m.res.rate()/base,
+				m.res.pct(.5).Round(time.Microsecond), m.res.pct(.99).Round(time.Microsecond), m.cpuPerReq().Round(100*time.Nanosecond), peak>>20)
+		}
+		o, p := median(results[key][ours]), median(results[key][peer])
+		fmt.Fprintf(w, "\n%s vs %s: %.1f× the throughput, p99 %.2f×, CPU per request %.2f×.\n\n", ours, peer,
+			o.res.rate()/p.res.rate(), ratio(o.res.pct(.99), p.res.pct(.99)), ratio(o.cpuPerReq(), p.cpuPerReq()))
+	}
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// sustained loads t with blocking sends for d and reports how its memory
+// moved after the first fifth of the run.
+func sustained(ctx context.Context, t *target, conns int, d time.Duration, maxReq int) error {
+	pid := t.cmd.Process.Pid
+	warmUp := d / 5
+	done := make(chan struct{})
+	var afterWarm int64
+	go func() {
+		defer close(done)
+		select {
+		case <-time.After(warmUp):
+			afterWarm, _, _ = memory(pid)
+		case <-ctx.Done():
+		}
+	}()
+	res, err := load(ctx, t.addr, request(t.addr, t.path, "SendMessage", "1.0", "hello"), conns, d, maxReq)
+	<-done
+	if err != nil {
+		return err
+	}
+	end, peak, err := memory(pid)
+	if err != nil {
+		return err
+	}
+	if afterWarm == 0 {
+		return errors.New("no memory sample after warm-up")
+	}
+	fmt.Printf("| %s | %d MiB | %d MiB | %+.0f%% | %d MiB | %.0f |\n", t.name, afterWarm>>20, end>>20,
+		100*float64(end-afterWarm)/float64(afterWarm), peak>>20, res.rate())
+	return nil
+}
+
