@@ -175,4 +175,3 @@ func load(ctx context.Context, addr string, req []byte, conns int, d time.Durati
 	}
 	return res, nil
 }
-

@@ -292,4 +292,3 @@ func sustained(ctx context.Context, t *target, conns int, d time.Duration, maxRe
 		100*float64(end-afterWarm)/float64(afterWarm), peak>>20, res.rate())
 	return nil
 }
-
