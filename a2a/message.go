@@ -170,33 +170,9 @@ func (p *Part) Kind() PartKind {
 	return PartKindText
 }
 
-// partJSON is Part's wire shape. Pointers and omitzero keep the oneof exact:
-// an empty text part still carries "text": "", an empty raw part "raw": "".
-type partJSON struct {
-	Text      *string         `json:"text,omitempty"`
-	Raw       []byte          `json:"raw,omitzero"`
-	URL       string          `json:"url,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	Filename  string          `json:"filename,omitempty"`
-	MediaType string          `json:"mediaType,omitempty"`
-	Metadata  map[string]any  `json:"metadata,omitempty"`
-}
-
-// MarshalJSON encodes the part with exactly one content member.
-func (p Part) MarshalJSON() ([]byte, error) {
-	w := partJSON{Filename: p.Filename, MediaType: p.MediaType, Metadata: p.Metadata}
-	switch p.Kind() {
-	case PartKindText:
-		w.Text = &p.Text
-	case PartKindRaw:
-		w.Raw = p.Raw
-	case PartKindURL:
-		w.URL = p.URL
-	case PartKindData:
-		w.Data = p.Data
-	}
-	return json.Marshal(w)
-}
+// MarshalJSON encodes the part with exactly one content member. A Data
+// that is non-nil but empty is an error: it is not JSON.
+func (p Part) MarshalJSON() ([]byte, error) { return appendPart(nil, &p) }
 
 type partDecode struct {
 	Text      *string         `json:"text"`

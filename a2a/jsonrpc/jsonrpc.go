@@ -98,11 +98,92 @@ type Request struct {
 	Params json.RawMessage
 }
 
+// envelope holds the raw values of a request's members.
 type envelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	Method  json.RawMessage `json:"method"`
-	ID      json.RawMessage `json:"id"`
-	Params  json.RawMessage `json:"params"`
+	JSONRPC, Method, ID, Params []byte
+}
+
+// scanEnvelope picks the members of a valid JSON object. Member names
+// match exactly, as JSON-RPC requires (encoding/json would match any
+// case); a repeated member's last value counts. The values alias obj.
+func scanEnvelope(obj []byte) envelope {
+	var env envelope
+	i := skipSpace(obj, 1)
+	for i < len(obj) && obj[i] == '"' {
+		keyEnd := skipString(obj, i)
+		key := obj[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(obj[i:keyEnd], &k) == nil {
+				key = []byte(k)
+			}
+		}
+		start := skipSpace(obj, skipSpace(obj, keyEnd)+1) // past the colon
+		end := skipValue(obj, start)
+		switch string(key) {
+		case "jsonrpc":
+			env.JSONRPC = obj[start:end]
+		case "method":
+			env.Method = obj[start:end]
+		case "id":
+			env.ID = obj[start:end]
+		case "params":
+			env.Params = obj[start:end]
+		}
+		i = skipSpace(obj, end)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return env
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index after the valid JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
 }
 
 // DecodeRequest decodes and checks a request body. Its errors carry the code
@@ -110,7 +191,7 @@ type envelope struct {
 // CodeInvalidRequest for JSON that is not a single request object, and
 // CodeInvalidParams for params that are not an object. When the body got as
 // far as a valid id, the returned Request carries it, so the error reply can
-// echo it.
+// echo it. The Request's ID and Params alias body.
 func DecodeRequest(body []byte) (Request, *a2a.Error) {
 	var req Request
 	b := bytes.TrimLeft(body, " \t\r\n")
@@ -126,10 +207,10 @@ func DecodeRequest(body []byte) (Request, *a2a.Error) {
 		}
 		return req, a2a.Errorf(a2a.CodeInvalidRequest, "request must be a JSON object, got %s", jsonKind(b[0]))
 	}
-	var env envelope
-	if err := json.Unmarshal(b, &env); err != nil {
+	if !json.Valid(b) {
 		return req, parseError(b)
 	}
+	env := scanEnvelope(b)
 	if env.ID != nil {
 		switch c := env.ID[0]; {
 		case c == '"', c == '-', c >= '0' && c <= '9':
@@ -304,27 +385,28 @@ func AppendError(dst []byte, id json.RawMessage, e *a2a.Error, version string) [
 	if obj.Message == "" {
 		obj.Message = e.Code.String()
 	}
-	b, err := marshal(obj)
+	dst = append(dst, `,"error":`...)
+	n := len(dst)
+	dst, err := a2a.AppendJSON(dst, obj)
 	if err != nil {
 		// Details that cannot be encoded are dropped rather than the error.
 		obj.Data = nil
-		b, _ = marshal(obj)
+		dst, _ = a2a.AppendJSON(dst[:n], obj)
 	}
-	dst = append(dst, `,"error":`...)
-	dst = append(dst, b...)
 	return append(dst, '}')
 }
 
-// AppendResult appends a JSON-RPC success response carrying result.
+// AppendResult appends a JSON-RPC success response carrying result,
+// encoded by a2a.AppendJSON.
 func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
-	b, err := marshal(result)
-	if err != nil {
-		return dst, fmt.Errorf("encode result: %w", err)
-	}
+	n := len(dst)
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendID(dst, id)
 	dst = append(dst, `,"result":`...)
-	dst = append(dst, b...)
+	dst, err := a2a.AppendJSON(dst, result)
+	if err != nil {
+		return dst[:n], fmt.Errorf("encode result: %w", err)
+	}
 	return append(dst, '}'), nil
 }
 
@@ -333,18 +415,6 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 		return append(dst, "null"...)
 	}
 	return append(dst, id...)
-}
-
-// marshal encodes v without HTML escaping, which JSON-RPC does not need.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil // drop Encode's newline
 }
 
 // ClientRequest is a request as a client sends it.

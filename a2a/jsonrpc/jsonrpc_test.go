@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -164,6 +165,34 @@ func FuzzDecodeRequest(f *testing.F) {
 		out = AppendError(out, req.ID, a2a.Errorf(a2a.CodeInternal, "x"), a2a.Version)
 		if !json.Valid(out) {
 			t.Fatalf("reply is not JSON: %s", out)
+		}
+	})
+}
+
+// FuzzScanEnvelope checks the envelope scanner against a decode into a map,
+// whose keys match exactly and where a repeated key's last value wins.
+func FuzzScanEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":"}"}]}}`,
+		` { "id" : "x\"y" , "Id":2, "method":"a","method":"b","params":null } `,
+		`{"\u006dethod":"esc","p":[[[]]],"q":"\\","jsonrpc":true}`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		b = bytes.TrimLeft(b, " \t\r\n")
+		if !json.Valid(b) || len(b) == 0 || b[0] != '{' {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("valid object did not decode: %v", err)
+		}
+		env := scanEnvelope(b)
+		for key, got := range map[string][]byte{"jsonrpc": env.JSONRPC, "method": env.Method, "id": env.ID, "params": env.Params} {
+			if want, ok := m[key]; !ok && got != nil || ok && !bytes.Equal(got, want) {
+				t.Fatalf("%s: scanned %q, map has %q (present %v) in %s", key, got, want, ok, b)
+			}
 		}
 	})
 }

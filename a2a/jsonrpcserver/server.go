@@ -19,6 +19,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -50,6 +51,7 @@ type Options struct {
 
 // Server routes JSON-RPC requests and card fetches to a server.Handler.
 type Server struct {
+	bodies    sync.Pool // *[]byte request body buffers
 	h         *server.Handler
 	opts      Options
 	log       *slog.Logger
@@ -74,6 +76,7 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 		opts.CardMaxAge = 5 * time.Minute
 	}
 	s := &Server{h: h, opts: opts, log: opts.Logger}
+	s.bodies.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -121,7 +124,13 @@ func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) {
 
 // ServeRPC serves one JSON-RPC request.
 func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
-	version := a2a.Version03 // what errors before the method is known speak
+	header := string(c.Request.Header.Peek("A2A-Version"))
+	// Errors found before the method is known answer in the version the
+	// header names, else in 0.3, whose clients send no header.
+	version := a2a.Version03
+	if majorMinor(header) == a2a.Version {
+		version = a2a.Version
+	}
 	var id json.RawMessage
 	defer func() {
 		if p := recover(); p != nil {
@@ -134,15 +143,20 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
 		return
 	}
-	body, tooBig := s.readBody(c)
+	bufp := s.bodies.Get().(*[]byte)
+	defer s.bodies.Put(bufp)
+	body, tooBig := s.readBody(c, bufp)
 	if tooBig {
 		c.Response.Header.Set("Connection", "close")
 		s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
 		return
 	}
-	req, derr := jsonrpc.DecodeRequest(body)
+	req, derr := jsonrpc.DecodeRequest(body) // req aliases body, which is reused after this call
 	id = req.ID
 	if derr != nil {
+		if _, mver, ok := jsonrpc.ParseMethod(req.Method); ok {
+			version = mver
+		}
 		s.writeError(c, id, derr, version)
 		return
 	}
@@ -152,7 +166,7 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		return
 	}
 	version = mver
-	if err := checkVersionHeader(string(c.Request.Header.Peek("A2A-Version")), req.Method, mver); err != nil {
+	if err := checkVersionHeader(header, req.Method, mver); err != nil {
 		s.writeError(c, id, err, version)
 		return
 	}
@@ -166,17 +180,24 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeError(c, id, s.protocolError(op, err), version)
 		return
 	}
-	out, err := jsonrpc.AppendResult(make([]byte, 0, 512), id, result)
+	// Encode straight into Hertz's response buffer: no copy.
+	bb := c.Response.BodyBuffer()
+	out, err := jsonrpc.AppendResult(bb.B[:0], id, result)
+	bb.B = out
 	if err != nil {
 		s.log.Error("a2a: encoding a result failed", "method", req.Method, "err", err)
 		s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"), version)
 		return
 	}
-	c.Data(200, "application/json", out)
+	c.Response.Header.SetContentType("application/json")
+	c.Response.SetStatusCode(200)
 }
 
-// readBody reads the request body up to the limit.
-func (s *Server) readBody(c *app.RequestContext) (body []byte, tooBig bool) {
+// readBody reads the request body into *bufp, up to the limit. A body
+// over the limit is drained a little further (a bounded amount), so that
+// the connection stops at a message boundary where it can and the 413
+// reaches the client.
+func (s *Server) readBody(c *app.RequestContext, bufp *[]byte) (body []byte, tooBig bool) {
 	limit := s.opts.MaxBodyBytes
 	if n := c.Request.Header.ContentLength(); n > limit {
 		return nil, true
@@ -186,11 +207,19 @@ func (s *Server) readBody(c *app.RequestContext) (body []byte, tooBig bool) {
 		b := c.Request.Body()
 		return b, len(b) > limit
 	}
-	b, err := io.ReadAll(io.LimitReader(stream, int64(limit)+1))
+	buf := bytes.NewBuffer((*bufp)[:0])
+	_, err := buf.ReadFrom(io.LimitReader(stream, int64(limit)+1))
+	*bufp = buf.Bytes()
 	if err != nil {
 		s.log.Debug("a2a: reading a request body failed", "err", err)
 	}
-	return b, len(b) > limit
+	if buf.Len() > limit {
+		// Best effort: a client still sending when the connection closes
+		// loses the reply. The connection closes afterwards anyway.
+		_, _ = io.CopyN(io.Discard, stream, max(4*int64(limit), 8<<20))
+		return nil, true
+	}
+	return buf.Bytes(), false
 }
 
 // checkVersionHeader checks the A2A-Version header against the method's

@@ -1,0 +1,85 @@
+package jsonrpcserver_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+)
+
+// TestAgentCard checks the card endpoint: caching headers, conditional
+// requests, HEAD, and a body both 1.0 and 0.3 clients read.
+func TestAgentCard(t *testing.T) {
+	w := serveEcho(t, jsonrpcserver.Options{CardMaxAge: 90 * time.Second})
+	r := w.do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("HTTP %d", r.status)
+	}
+	checkContentType(t, r.header, "application/json")
+	etag := r.header.Get("ETag")
+	if len(etag) < 3 || !strings.HasPrefix(etag, `"`) || !strings.HasSuffix(etag, `"`) {
+		t.Errorf("ETag %q, want a quoted entity tag", etag)
+	}
+	if cc := r.header.Get("Cache-Control"); !strings.Contains(cc, "max-age=90") {
+		t.Errorf("Cache-Control %q, want max-age=90", cc)
+	}
+	card := r.body
+	if n := len(arr(t, path(t, card, "supportedInterfaces"))); n != 2 {
+		t.Errorf("%d supportedInterfaces, want 2", n)
+	}
+	for p, want := range map[string]string{
+		"name":                                  "echo",
+		"url":                                   "http://placeholder/",
+		"preferredTransport":                    "JSONRPC",
+		"protocolVersion":                       "0.3",
+		"supportedInterfaces.0.protocolVersion": "1.0",
+		"supportedInterfaces.0.protocolBinding": "JSONRPC",
+		"supportedInterfaces.1.protocolVersion": "0.3",
+	} {
+		if got := str(t, card, p); got != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+
+	t.Run("If-None-Match", func(t *testing.T) {
+		for _, match := range []string{etag, "W/" + etag, `"other", ` + etag} {
+			r := w.on(t).do(http.MethodGet, jsonrpcserver.CardPath, nil, hdr("If-None-Match", match))
+			if r.status != http.StatusNotModified {
+				t.Errorf("If-None-Match %s: HTTP %d, want 304", match, r.status)
+			}
+			if len(r.body) != 0 {
+				t.Errorf("If-None-Match %s: 304 with a body: %q", match, r.body)
+			}
+			if r.header.Get("ETag") != etag {
+				t.Errorf("If-None-Match %s: ETag %q on the 304", match, r.header.Get("ETag"))
+			}
+		}
+		r := w.on(t).do(http.MethodGet, jsonrpcserver.CardPath, nil, hdr("If-None-Match", `"stale"`))
+		if r.status != http.StatusOK || string(r.body) != string(card) {
+			t.Errorf("stale ETag: HTTP %d, body changed: %v", r.status, string(r.body) != string(card))
+		}
+	})
+
+	t.Run("HEAD", func(t *testing.T) {
+		r := w.on(t).do(http.MethodHead, jsonrpcserver.CardPath, nil, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("HTTP %d", r.status)
+		}
+		if len(r.body) != 0 {
+			t.Errorf("HEAD with a body")
+		}
+		if r.header.Get("ETag") != etag {
+			t.Errorf("ETag %q, want %q", r.header.Get("ETag"), etag)
+		}
+		checkContentType(t, r.header, "application/json")
+	})
+
+	t.Run("default max-age", func(t *testing.T) {
+		r := serveEcho(t, jsonrpcserver.Options{}).do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
+		if cc := r.header.Get("Cache-Control"); !strings.Contains(cc, "max-age=300") {
+			t.Errorf("Cache-Control %q, want max-age=300", cc)
+		}
+	})
+}
