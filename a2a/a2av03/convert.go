@@ -443,10 +443,7 @@ func (p *ListTasksParams) ToListTasksRequest() (*a2a.ListTasksRequest, error) {
 		n := p.PageSize
 		out.PageSize = &n
 	}
-	if p.HistoryLength != 0 {
-		n := p.HistoryLength
-		out.HistoryLength = &n
-	}
+	out.HistoryLength = p.HistoryLength
 	if p.LastUpdatedAfter != nil {
 		t := p.LastUpdatedAfter.UTC()
 		out.StatusTimestampAfter = &t
@@ -463,9 +460,7 @@ func FromListTasksRequest(r *a2a.ListTasksRequest) *ListTasksParams {
 	if r.PageSize != nil {
 		out.PageSize = *r.PageSize
 	}
-	if r.HistoryLength != nil {
-		out.HistoryLength = *r.HistoryLength
-	}
+	out.HistoryLength = r.HistoryLength
 	if r.StatusTimestampAfter != nil {
 		t := r.StatusTimestampAfter.UTC()
 		out.LastUpdatedAfter = &t

@@ -213,7 +213,7 @@ type ListTasksParams struct {
 	Status           string     `json:"status,omitempty"`
 	PageSize         int        `json:"page_size,omitempty"`
 	PageToken        string     `json:"page_token,omitempty"`
-	HistoryLength    int        `json:"history_length,omitempty"`
+	HistoryLength    *int       `json:"history_length,omitempty"`
 	LastUpdatedAfter *time.Time `json:"last_updated_after,omitempty"`
 	IncludeArtifacts bool       `json:"include_artifacts,omitempty"`
 }

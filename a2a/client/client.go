@@ -43,6 +43,7 @@ type Client struct {
 
 type config struct {
 	hc       *http.Client
+	ownHC    bool // hc was made here, so closing its connections is ours to do
 	version  string
 	calls    []CallOption
 	resumes  int
@@ -87,6 +88,7 @@ func newConfig(opts []Option) *config {
 	}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.ownHC = true
 	}
 	return c
 }
@@ -128,6 +130,13 @@ func Timeout(d time.Duration) CallOption { return func(c *callConfig) { c.timeou
 // own URL. Cards in the 1.0 form, the 0.3 form, or both are read.
 func Resolve(ctx context.Context, agentURL string, opts ...Option) (*a2a.AgentCard, error) {
 	cfg := newConfig(opts)
+	if cfg.ownHC {
+		defer cfg.hc.CloseIdleConnections()
+	}
+	return resolve(ctx, agentURL, cfg)
+}
+
+func resolve(ctx context.Context, agentURL string, cfg *config) (*a2a.AgentCard, error) {
 	cardURL, err := cardLocation(agentURL)
 	if err != nil {
 		return nil, err
@@ -174,16 +183,22 @@ func cardLocation(agentURL string) (string, error) {
 
 // New resolves the agent's card and returns a client for it.
 func New(ctx context.Context, agentURL string, opts ...Option) (*Client, error) {
-	card, err := Resolve(ctx, agentURL, opts...)
+	cfg := newConfig(opts)
+	card, err := resolve(ctx, agentURL, cfg)
 	if err != nil {
+		if cfg.ownHC {
+			cfg.hc.CloseIdleConnections()
+		}
 		return nil, err
 	}
-	return NewFromCard(card, opts...)
+	// The client reuses the HTTP client (and connection) of the card fetch.
+	return NewFromCard(card, append(opts, WithHTTPClient(cfg.hc))...)
 }
 
-// NewFromCard returns a client for the card's preferred JSON-RPC interface:
-// A2A 1.0 if it offers it, else 0.3 (or the version WithProtocolVersion
-// asks for).
+// NewFromCard returns a client for the card's JSON-RPC interface: the first
+// listed (cards list them preferred first) that speaks A2A 1.0, else the
+// first that speaks 0.3, or the first of the version WithProtocolVersion
+// asks for.
 func NewFromCard(card *a2a.AgentCard, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
 	var chosen *a2a.AgentInterface
@@ -195,9 +210,9 @@ func NewFromCard(card *a2a.AgentCard, opts ...Option) (*Client, error) {
 		v := iface.ProtocolVersion
 		switch {
 		case cfg.version != "" && v != cfg.version:
-		case v == a2a.Version:
+		case v == a2a.Version && (chosen == nil || chosen.ProtocolVersion != a2a.Version):
 			chosen = iface
-		case v == a2a.Version03 && (chosen == nil || chosen.ProtocolVersion != a2a.Version):
+		case v == a2a.Version03 && chosen == nil:
 			chosen = iface
 		}
 	}

@@ -39,13 +39,13 @@ func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageR
 		r.Tenant = c.withTenant(r.Tenant)
 		params = &r
 	}
-	return c.stream(ctx, jsonrpc.OpSendStreamingMessage, params, "", opts)
+	return c.stream(ctx, jsonrpc.OpSendStreamingMessage, params, "", "", opts)
 }
 
 // SubscribeToTask streams a running task's events, starting with the task
 // as it is now, until it reaches a final or interrupted state.
 func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, opts ...CallOption) iter.Seq2[Event, error] {
-	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(req.ID, req.Tenant), "", opts)
+	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(req.ID, req.Tenant), req.ID, "", opts)
 }
 
 // Resubscribe continues a task's stream after the event with the given ID,
@@ -53,7 +53,7 @@ func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 // following it until it reaches a final or interrupted state. It needs a
 // server that numbers events, as a2amesh servers do.
 func (c *Client) Resubscribe(ctx context.Context, taskID, lastEventID string, opts ...CallOption) iter.Seq2[Event, error] {
-	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, ""), lastEventID, opts)
+	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, ""), taskID, lastEventID, opts)
 }
 
 func (c *Client) subscribeParams(taskID, tenant string) any {
@@ -63,14 +63,18 @@ func (c *Client) subscribeParams(taskID, tenant string) any {
 	return &a2a.SubscribeToTaskRequest{ID: taskID, Tenant: c.withTenant(tenant)}
 }
 
-// stream runs a streaming call, resuming it when it is cut.
-func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, lastEventID string, opts []CallOption) iter.Seq2[Event, error] {
+// stream runs a streaming call, resuming it when it is cut. taskID is the
+// task when the call names one; a send learns it from its first event.
+// Each resumption that delivers an event earns back the attempts spent.
+func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, lastEventID string, opts []CallOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		cc := applyCalls(c.calls, opts)
-		var taskID string
 		lastID := lastEventID
-		for attempt := 0; ; attempt++ {
+		failures := 0
+		for {
+			progressed := false
 			done, err := c.streamOnce(ctx, op, params, lastID, cc, func(ev Event) bool {
+				progressed = true
 				if id, _ := ev.TaskIDs(); id != "" {
 					taskID = id
 				}
@@ -82,10 +86,14 @@ func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, lastEven
 			if done {
 				return
 			}
+			if progressed {
+				failures = 0
+			}
 			// Resume only where it is exact: after a numbered event of a
 			// known task, on a server that honours Last-Event-ID.
 			if _, numErr := strconv.ParseUint(lastID, 10, 64); err != nil && ctx.Err() == nil &&
-				errors.Is(err, errStreamCut) && attempt < c.resumes && taskID != "" && numErr == nil {
+				errors.Is(err, errStreamCut) && failures < c.resumes && taskID != "" && numErr == nil {
+				failures++
 				op, params = jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, "")
 				continue
 			}
@@ -130,13 +138,17 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 		}
 		return false, fmt.Errorf("a2a client: %s %s: HTTP %s: the server answered a stream with %q", op, c.url, resp.Status, resp.Header.Get("Content-Type"))
 	}
+	// The idle timer runs only while waiting for the server, not while
+	// the consumer handles an event.
 	var onBytes func()
+	pause, resume := func() {}, func() {}
 	if c.idle > 0 {
 		idle := time.AfterFunc(c.idle, func() {
 			cancel(fmt.Errorf("%w: nothing received for %s", errIdle, c.idle))
 		})
 		defer idle.Stop()
 		onBytes = func() { idle.Reset(c.idle) }
+		pause, resume = func() { idle.Stop() }, func() { idle.Reset(c.idle) }
 	}
 	sse := newSSEReader(resp.Body, c.maxEv, onBytes)
 	for {
@@ -160,9 +172,11 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 		if err != nil {
 			return false, err
 		}
+		pause()
 		if !yield(Event{Event: ev, ID: raw.ID}) {
 			return true, nil
 		}
+		resume()
 		if final {
 			return true, nil
 		}

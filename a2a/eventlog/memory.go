@@ -21,7 +21,9 @@ type taskLog struct {
 	mu      sync.Mutex
 	entries []Entry // entries[i].Seq == i+1
 	sealed  bool
-	// wake is closed and replaced on every append, waking subscribers.
+	// wake, made by the first subscriber that waits, is closed by the next
+	// append to wake every waiting subscriber. Most tasks never have a
+	// waiting subscriber, so most never make one.
 	wake chan struct{}
 }
 
@@ -44,7 +46,7 @@ func (m *Memory) Append(_ context.Context, taskID string, seq uint64, ev a2a.Eve
 			m.tasks = make(map[string]*taskLog)
 		}
 		if l = m.tasks[taskID]; l == nil {
-			l = &taskLog{wake: make(chan struct{})}
+			l = &taskLog{entries: make([]Entry, 0, 4)}
 			m.tasks[taskID] = l
 		}
 		m.mu.Unlock()
@@ -59,8 +61,10 @@ func (m *Memory) Append(_ context.Context, taskID string, seq uint64, ev a2a.Eve
 	}
 	l.entries = append(l.entries, Entry{Seq: seq, Event: ev})
 	l.sealed = Seals(ev)
-	close(l.wake)
-	l.wake = make(chan struct{})
+	if l.wake != nil {
+		close(l.wake)
+		l.wake = nil
+	}
 	return nil
 }
 
@@ -83,7 +87,11 @@ func (m *Memory) Subscribe(ctx context.Context, taskID string, after uint64) ite
 				batch = l.entries[next:total:total]
 				next = total
 			}
-			sealed, wake := l.sealed, l.wake
+			sealed := l.sealed
+			if len(batch) == 0 && !sealed && l.wake == nil {
+				l.wake = make(chan struct{})
+			}
+			wake := l.wake
 			l.mu.Unlock()
 			for _, e := range batch {
 				if !yield(e, nil) {

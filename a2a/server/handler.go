@@ -141,6 +141,19 @@ func (h *Handler) Close(ctx context.Context) error {
 	}
 }
 
+// admit counts a goroutine of the Handler's (a run or a push delivery)
+// unless the Handler is closing. Counting under mu means Close never waits
+// while a goroutine is being added.
+func (h *Handler) admit() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	return true
+}
+
 // Card returns the public agent card.
 func (h *Handler) Card() *a2a.AgentCard { return h.card }
 

@@ -121,14 +121,13 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a
 // its webhooks, unless a delivery goroutine already runs for it. s.mu is
 // held.
 func (h *Handler) ensurePushLocked(s *slot, after uint64) {
-	if s.pushing || h.base.Err() != nil {
+	if s.pushing || !h.admit() {
 		return
 	}
 	s.pushing = true
 	h.mu.Lock()
 	s.refs++
 	h.mu.Unlock()
-	h.wg.Add(1)
 	go h.deliver(s, after)
 }
 

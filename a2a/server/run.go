@@ -60,6 +60,19 @@ func (h *Handler) newRun(req *ExecRequest) *run {
 	}
 }
 
+// abandon releases a run that will not execute.
+func (r *run) abandon() {
+	r.s.release()
+	r.h.slotUnref(r.s)
+	r.cancel()
+	if !r.isStarted {
+		r.err = a2a.Errorf(a2a.CodeInternal, "the server is shutting down")
+		r.markStarted()
+		r.markSettled(nil)
+	}
+	close(r.done)
+}
+
 // execute runs the agent and applies its events until the task settles.
 func (r *run) execute() {
 	h := r.h

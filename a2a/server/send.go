@@ -21,6 +21,12 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err != nil {
 		return nil, err
 	}
+	// A blocking send waits for the run anyway, so the run uses this
+	// goroutine instead of a new one.
+	blocking := req.Configuration == nil || !req.Configuration.ReturnImmediately
+	if err := h.launch(r, blocking); err != nil {
+		return nil, err
+	}
 	select {
 	case <-r.started:
 	case <-ctx.Done():
@@ -59,6 +65,9 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 			return
 		}
 		r, err := h.startRun(ctx, req, true)
+		if err == nil {
+			err = h.launch(r, false)
+		}
 		if err != nil {
 			yield(eventlog.Entry{}, err)
 			return
@@ -140,16 +149,25 @@ func (h *Handler) follow(ctx context.Context, taskID string, after uint64, yield
 	}
 }
 
-// startRun validates a send, takes the task and starts the agent on it.
+// launch runs r, in this goroutine when inline, else in a new one. A
+// Handler that is closing refuses, and r is abandoned.
+func (h *Handler) launch(r *run, inline bool) error {
+	if !h.admit() {
+		r.abandon()
+		return a2a.Errorf(a2a.CodeInternal, "the server is shutting down")
+	}
+	if inline {
+		r.execute()
+	} else {
+		go r.execute()
+	}
+	return nil
+}
+
+// startRun validates a send and takes the task for a run; launch runs it.
 func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, streaming bool) (*run, error) {
 	if err := h.checkSend(ctx, req); err != nil {
 		return nil, err
-	}
-	h.mu.Lock()
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		return nil, a2a.Errorf(a2a.CodeInternal, "the server is shutting down")
 	}
 	msg := req.Message
 	call := CallInfoFrom(ctx)
@@ -188,8 +206,6 @@ func (h *Handler) startNew(ctx context.Context, er *ExecRequest, pushCfg *push.C
 		h.slotUnref(r.s)
 		return nil, err
 	}
-	h.wg.Add(1)
-	go r.execute()
 	return r, nil
 }
 
@@ -206,10 +222,7 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 		return nil, err
 	}
 	fail := func(err error) (*run, error) {
-		r.s.release()
-		h.slotUnref(r.s)
-		r.cancel()
-		close(r.done)
+		r.abandon()
 		return nil, err
 	}
 	e, err := h.followable(ctx, msg) // again: it may have changed while waiting
@@ -250,8 +263,6 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 		return fail(fmt.Errorf("start a run of task %s: %w", e.Task.ID, err))
 	}
 	r.markStarted()
-	h.wg.Add(1)
-	go r.execute()
 	return r, nil
 }
 
