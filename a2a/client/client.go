@@ -286,6 +286,9 @@ func (c *Client) newRequest(ctx context.Context, op jsonrpc.Op, params any, cc *
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("A2A-Version", c.version)
+	if exts := req.Header.Get("A2A-Extensions"); exts != "" && c.v03() {
+		req.Header.Set("X-A2A-Extensions", exts) // the 0.3 name of the header
+	}
 	if stream {
 		req.Header.Set("Accept", "text/event-stream")
 	} else {
@@ -321,7 +324,9 @@ func (c *Client) call(ctx context.Context, op jsonrpc.Op, params any, out any, o
 
 func (c *Client) decodeUnary(op jsonrpc.Op, id string, status int, statusText string, body []byte, out any) error {
 	var r jsonrpc.Response
-	if err := json.Unmarshal(body, &r); err != nil || (r.Error == nil && r.Result == nil) {
+	// A result is required, but a2a-go omits it where it means nothing
+	// (deleting a push config); when the caller discards it, let it pass.
+	if err := json.Unmarshal(body, &r); err != nil || (r.Error == nil && r.Result == nil && out != nil) {
 		return fmt.Errorf("a2a client: %s %s: HTTP %s: not a JSON-RPC response: %s", op, c.url, statusText, snippet(body))
 	}
 	if r.Error != nil {

@@ -202,8 +202,8 @@ func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.
 // clients. Over 0.3 it is agent/getAuthenticatedExtendedCard.
 func (c *Client) GetExtendedAgentCard(ctx context.Context, opts ...CallOption) (*a2a.AgentCard, error) {
 	op := jsonrpc.OpGetExtendedAgentCard
-	var params any
-	if !c.v03() && c.tenant != "" {
+	var params any // 0.3 takes none
+	if !c.v03() {
 		params = &a2a.GetExtendedAgentCardRequest{Tenant: c.tenant}
 	}
 	var raw json.RawMessage

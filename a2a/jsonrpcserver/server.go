@@ -170,7 +170,11 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeError(c, id, err, version)
 		return
 	}
-	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: splitList(c.Request.Header.Peek("A2A-Extensions"))})
+	exts := splitList(c.Request.Header.Peek("A2A-Extensions"))
+	if mver == a2a.Version03 { // 0.3 named the header X-A2A-Extensions
+		exts = append(exts, splitList(c.Request.Header.Peek("X-A2A-Extensions"))...)
+	}
+	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
 	if op.Streaming() {
 		s.serveStream(ctx, c, op, mver, id, req.Params)
 		return

@@ -241,7 +241,10 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		req.Header.Set("Authorization", v)
 	}
 	if c.Token != "" {
+		// Peers disagree on the name: the 0.3 specification's example
+		// uses X-A2A-Notification-Token, a2a-go A2A-Notification-Token.
 		req.Header.Set("X-A2A-Notification-Token", c.Token)
+		req.Header.Set("A2A-Notification-Token", c.Token)
 	}
 	resp, err := s.httpClient().Do(req)
 	if err != nil {

@@ -175,7 +175,11 @@ func NewHandler(baseURL string, opts Options) http.Handler {
 	exec := opts.Executor
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithCallInterceptors(streamMarker{}),
-		a2asrv.WithTaskStore(taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{})),
+		// a2a-go's store scopes tasks to a user and refuses listing without
+		// one; the echo peer serves everyone as one user.
+		a2asrv.WithTaskStore(taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
+			Authenticator: func(context.Context) (string, error) { return "goecho", nil },
+		})),
 		a2asrv.WithCapabilityChecks(&card.Capabilities),
 		a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(&push.HTTPSenderConfig{
 			Timeout: 10 * time.Second, AllowPrivateNetworks: opts.AllowPrivateWebhooks,

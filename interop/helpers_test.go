@@ -1,0 +1,314 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"io"
+	"iter"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/push"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
+	"github.com/a2amesh/a2amesh/internal/peers/goecho"
+	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+)
+
+// The agents' timings in these tests: "slow:" tasks send 5 chunks 20 ms
+// apart, so that they end quickly when nothing holds them.
+const (
+	slowChunks   = 5
+	slowInterval = 20 * time.Millisecond
+)
+
+// wait bounds every wait for something that is expected to happen at once
+// (a webhook delivery, a task reaching a state). It is a bound against
+// hanging, not a timing assertion: nothing here is expected to come close.
+const wait = 20 * time.Second
+
+// streamText is what streaming tests send: 20 runes, so each of the echo
+// agent's 10 chunks carries 2 of them and none is empty.
+const streamText = "abcdefghijklmnopqrst"
+
+// testContext returns a context bounded by the test's deadline (or a
+// generous default), canceled when the test ends.
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	d := 2 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 5*time.Second; left > 0 && left < d {
+			d = left
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newHTTPClient returns an HTTP client with a transport of its own, whose
+// idle connections are closed when the test ends (before the servers it
+// talks to, which were started earlier and so are cleaned up later).
+func newHTTPClient(t *testing.T) *http.Client {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(hc.CloseIdleConnections)
+	return hc
+}
+
+// --- our echo server ---
+
+// holdPrefix starts a "slow:" message that the holding echo agent stops
+// after its first event (WORKING) until the test releases its key or the
+// task is canceled: heldText(key) is such a message.
+const holdPrefix = echoagent.SlowPrefix + "hold:"
+
+// heldText returns the text of a "slow:" task held until release(key).
+func heldText(key string) string { return holdPrefix + key + " lorem ipsum dolor" }
+
+// holdingEcho is the echo agent, except that held "slow:" tasks (see
+// heldText) pause after their first event, so that tests needing a running
+// task (cancel, subscribe) do not depend on timing.
+type holdingEcho struct {
+	*echoagent.Agent
+	mu    sync.Mutex
+	gates map[string]*gate
+}
+
+type gate struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (h *holdingEcho) gate(key string) *gate {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gates == nil {
+		h.gates = make(map[string]*gate)
+	}
+	g, ok := h.gates[key]
+	if !ok {
+		g = &gate{ch: make(chan struct{})}
+		h.gates[key] = g
+	}
+	return g
+}
+
+// release lets the task held under key go on.
+func (h *holdingEcho) release(key string) {
+	g := h.gate(key)
+	g.once.Do(func() { close(g.ch) })
+}
+
+func (h *holdingEcho) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
+	inner := h.Agent.Execute(ctx, req)
+	text := req.Message.Text()
+	if req.Task != nil || !strings.HasPrefix(text, holdPrefix) {
+		return inner
+	}
+	key, _, _ := strings.Cut(strings.TrimPrefix(text, holdPrefix), " ")
+	g := h.gate(key)
+	return func(yield func(a2a.Event, error) bool) {
+		first := true
+		for ev, err := range inner {
+			if !yield(ev, err) {
+				return
+			}
+			if first {
+				first = false
+				select {
+				case <-g.ch:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}
+}
+
+// ourServer is the a2amesh echo agent served over JSON-RPC (1.0 and 0.3 on
+// one endpoint) by Hertz on 127.0.0.1.
+type ourServer struct {
+	URL     string // the endpoint and base URL, ending in "/"
+	Handler *server.Handler
+	agent   *holdingEcho
+}
+
+// release lets the held task of key go on.
+func (s *ourServer) release(key string) { s.agent.release(key) }
+
+type ourOptions struct {
+	// card adjusts the echo agent's card, which already names the URL.
+	card func(c *a2a.AgentCard)
+	// extended, when set, returns the extended card for the server's URL;
+	// the public card then declares one.
+	extended func(url string) *a2a.AgentCard
+	// loopbackPush lets push notifications reach webhooks on 127.0.0.1.
+	loopbackPush bool
+}
+
+// startOurServer serves the echo agent until the test ends. It listens
+// before building the handler so that the card names the real URL (which
+// a2atest.Serve, choosing its own port, cannot do), and otherwise serves
+// like a2atest.Serve.
+func startOurServer(t *testing.T, o ourOptions) *ourServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	card := echoagent.Card(url)
+	agent := &holdingEcho{Agent: &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: slowInterval}}
+	cfg := server.Config{Card: card, Executor: agent}
+	if o.extended != nil {
+		card.Capabilities.ExtendedAgentCard = true
+		cfg.ExtendedCard = o.extended(url)
+	}
+	if o.card != nil {
+		o.card(card)
+	}
+	if o.loopbackPush {
+		cfg.PushSender = &push.Sender{Guard: push.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
+	}
+	h := a2atest.NewHandler(t, cfg)
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("serve: %v", err)
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if err := h.Close(cctx); err != nil {
+			t.Errorf("close handler: %v", err)
+		}
+	})
+	return &ourServer{URL: url, Handler: h, agent: agent}
+}
+
+// extendedCardFor returns the extended card our servers serve: the public
+// card under another name, with one more skill.
+func extendedCardFor(url string) *a2a.AgentCard {
+	c := echoagent.Card(url)
+	c.Name = "echo-extended"
+	c.Capabilities.ExtendedAgentCard = true
+	c.Skills = append(c.Skills, a2a.AgentSkill{
+		ID: "echo-secret", Name: "Secret echo", Description: "Only for authenticated clients.", Tags: []string{"echo"},
+	})
+	return c
+}
+
+// --- the a2a-go v2.4.0 peer ---
+
+// startGoEcho serves internal/peers/goecho (the echo agent on a2a-go
+// v2.4.0's server) on 127.0.0.1 until the test ends and returns its base
+// URL: 1.0 JSON-RPC there, 0.3 at "v03/" under it.
+func startGoEcho(t *testing.T, extended bool) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String() + "/"
+	opts := goecho.Options{
+		Executor:             goecho.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval},
+		AllowPrivateWebhooks: true,
+	}
+	if extended {
+		opts.ExtendedCard = goecho.Card(base, true)
+		opts.ExtendedCard.Name = "goecho-extended"
+	}
+	srv.Config.Handler = goecho.NewHandler(base, opts)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return base
+}
+
+// --- webhooks ---
+
+// delivery is one push notification a webhook received.
+type delivery struct {
+	Header http.Header
+	Body   []byte
+}
+
+// webhook records the push notifications POSTed to it.
+type webhook struct {
+	URL string
+	got chan delivery
+}
+
+// startWebhook serves a webhook on 127.0.0.1 until the test ends.
+func startWebhook(t *testing.T) *webhook {
+	t.Helper()
+	w := &webhook{got: make(chan delivery, 256)}
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case w.got <- delivery{Header: r.Header.Clone(), Body: body}:
+		default: // the test has seen enough
+		}
+		rw.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	w.URL = srv.URL + "/hook"
+	return w
+}
+
+// await returns the first delivery that match accepts, failing the test if
+// none arrives within the bound.
+func (w *webhook) await(t *testing.T, what string, match func(d delivery) bool) delivery {
+	t.Helper()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var seen []string
+	for {
+		select {
+		case d := <-w.got:
+			if match(d) {
+				return d
+			}
+			seen = append(seen, string(d.Body))
+		case <-timer.C:
+			t.Fatalf("no push notification %s arrived within %s; got %d others: %s", what, wait, len(seen), strings.Join(seen, "\n"))
+			return delivery{}
+		}
+	}
+}
+
+// pause waits a little before a poll is repeated, or until ctx is done.
+func pause(ctx context.Context) {
+	t := time.NewTimer(5 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// retry runs attempt up to n times while it reports that the race it
+// depends on was lost (the task finished before the test could act on it),
+// and fails the test if every attempt lost. It is for peers whose tasks
+// cannot be held: a2a-go's "slow:" tasks run 5 × 20 ms whatever the test
+// does.
+func retry(t *testing.T, n int, what string, attempt func() (lost bool)) {
+	t.Helper()
+	for range n {
+		if !attempt() {
+			return
+		}
+	}
+	t.Fatalf("%s: the task finished before the test could act on it in all %d attempts", what, n)
+}

@@ -1,0 +1,238 @@
+package interop
+
+// @a2a-js/sdk 1.3.0's client against the a2amesh server, through
+// js/interop.mjs run by Node.js.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+)
+
+// requireNodeEnv names the variable that turns a missing Node.js from a
+// skip into a failure; CI sets it so that the JS interop test always runs
+// there.
+const requireNodeEnv = "A2AMESH_REQUIRE_NODE"
+
+// jsSDK is the package js/package.json pins, and its version.
+const (
+	jsSDK        = "@a2a-js/sdk"
+	jsSDKVersion = "1.3.0"
+)
+
+// Bounds of the external commands: installing the SDK (a few seconds when
+// npm's cache is warm) and one run of the script.
+const (
+	npmTimeout  = 5 * time.Minute
+	nodeTimeout = 60 * time.Second
+)
+
+// jsSummary is the line interop.mjs prints.
+type jsSummary struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	Card  struct {
+		Name            string `json:"name"`
+		ProtocolVersion string `json:"protocolVersion"`
+	} `json:"card"`
+	Send struct {
+		TaskID string `json:"taskId"`
+		State  string `json:"state"`
+		Echo   string `json:"echo"`
+	} `json:"send"`
+	Stream struct {
+		Events int      `json:"events"`
+		Kinds  []string `json:"kinds"`
+		Text   string   `json:"text"`
+	} `json:"stream"`
+	Get struct {
+		TaskID     string `json:"taskId"`
+		State      string `json:"state"`
+		Echo       string `json:"echo"`
+		History    int    `json:"history"`
+		HistoryAt0 int    `json:"historyAt0"`
+	} `json:"get"`
+}
+
+func TestJSClient(t *testing.T) {
+	// Reading the package's files lets go test's result cache notice when
+	// they change (it does not see what node reads).
+	for _, name := range []string{"interop.mjs", "package.json", "package-lock.json"} {
+		if _, err := os.ReadFile(filepath.Join("js", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node, npm := requireNode(t)
+	dir := installJSDeps(t, npm)
+	srv := startOurServer(t, ourOptions{})
+
+	ctx, cancel := context.WithTimeout(testContext(t), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "interop.mjs", srv.URL)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("node interop.mjs did not finish within %s\nstdout: %s\nstderr: %s", nodeTimeout, stdout.Bytes(), stderr.Bytes())
+	}
+	line := lastLine(stdout.String())
+	var sum jsSummary
+	if err := json.Unmarshal([]byte(line), &sum); err != nil {
+		t.Fatalf("node interop.mjs (%v) printed no JSON summary: %v\nstdout: %s\nstderr: %s", runErr, err, stdout.Bytes(), stderr.Bytes())
+	}
+	if runErr != nil || !sum.OK {
+		t.Fatalf("@a2a-js/sdk interop failed (%v): %s\nsummary: %s\nstderr: %s", runErr, sum.Error, line, stderr.Bytes())
+	}
+
+	if sum.Card.Name != "echo" || sum.Card.ProtocolVersion != a2a.Version {
+		t.Errorf("card %+v, want echo over 1.0", sum.Card)
+	}
+	if sum.Send.State != "TASK_STATE_COMPLETED" || sum.Send.Echo != "hello from a2a-js" {
+		t.Errorf("send %+v", sum.Send)
+	}
+	want := []string{"task", "status:TASK_STATE_WORKING"}
+	for range 10 {
+		want = append(want, "artifact")
+	}
+	want = append(want, "status:TASK_STATE_COMPLETED")
+	if sum.Stream.Events != 13 || !slices.Equal(sum.Stream.Kinds, want) || sum.Stream.Text != streamText {
+		t.Errorf("stream %+v, want the 13 events %v carrying %q", sum.Stream, want, streamText)
+	}
+	if sum.Get.TaskID != sum.Send.TaskID || sum.Get.State != "TASK_STATE_COMPLETED" || sum.Get.Echo != sum.Send.Echo || sum.Get.History == 0 || sum.Get.HistoryAt0 != 0 {
+		t.Errorf("get %+v", sum.Get)
+	}
+	// The tasks the SDK reported are ours.
+	task, err := srv.Handler.GetTask(ctx, &a2a.GetTaskRequest{ID: sum.Send.TaskID})
+	if err != nil || task.Status.State != a2a.TaskStateCompleted || artifactText(task) != "hello from a2a-js" {
+		t.Errorf("our server's view of task %s: %v, %v", sum.Send.TaskID, task, err)
+	}
+}
+
+// requireNode returns the paths of node (20 or newer) and npm, or skips the
+// test when they are missing, unless A2AMESH_REQUIRE_NODE=1 makes that a
+// failure.
+func requireNode(t *testing.T) (node, npm string) {
+	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		msg := fmt.Sprintf("the @a2a-js/sdk interop test needs Node.js: %s; install Node.js 20+ (with npm) and put node and npm on PATH", why)
+		if os.Getenv(requireNodeEnv) == "1" {
+			t.Fatalf("%s (%s=1 requires this test to run)", msg, requireNodeEnv)
+		}
+		t.Skipf("%s; set %s=1 to make this a failure", msg, requireNodeEnv)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not on PATH")
+	}
+	npm, err = exec.LookPath("npm")
+	if err != nil {
+		missing("npm is not on PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		missing(fmt.Sprintf("node --version failed: %v", err))
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	major, _, _ := strings.Cut(v, ".")
+	if n, err := strconv.Atoi(major); err != nil || n < 20 {
+		missing(fmt.Sprintf("node is version %s", v))
+	}
+	return node, npm
+}
+
+// installJSDeps makes sure js/node_modules holds the pinned SDK and returns
+// the js directory. node_modules is kept between runs (it is gitignored);
+// when it is missing or stale, the dependencies are installed with npm ci
+// (npm install when there is no lock file) in a temporary copy of the
+// package next to it, which then replaces it in one rename, so that an
+// interrupted install never leaves a half-filled node_modules behind.
+func installJSDeps(t *testing.T, npm string) string {
+	t.Helper()
+	dir, err := filepath.Abs("js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsDepsInstalled(dir) {
+		return dir
+	}
+	tmp, err := os.MkdirTemp(dir, ".npm-install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	args := []string{"ci"}
+	for _, name := range []string{"package.json", "package-lock.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) && name == "package-lock.json" {
+			args = []string{"install"}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args = append(args, "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+	ctx, cancel := context.WithTimeout(testContext(t), npmTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, args...)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm %s in a copy of %s: %v (within %s)\n%s", strings.Join(args, " "), dir, err, npmTimeout, out)
+	}
+	modules := filepath.Join(dir, "node_modules")
+	if jsDepsInstalled(dir) {
+		return dir // a concurrent run installed them meanwhile
+	}
+	if err := os.RemoveAll(modules); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(tmp, "node_modules"), modules); err != nil && !jsDepsInstalled(dir) {
+		t.Fatalf("moving the installed packages into %s: %v", modules, err)
+	}
+	if !jsDepsInstalled(dir) {
+		t.Fatalf("npm %s did not install %s@%s into %s", args[0], jsSDK, jsSDKVersion, modules)
+	}
+	return dir
+}
+
+// jsDepsInstalled reports whether dir/node_modules holds the pinned SDK and
+// its dependency.
+func jsDepsInstalled(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "node_modules", jsSDK, "package.json"))
+	if err != nil {
+		return false
+	}
+	var pkg struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version != jsSDKVersion {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "jose", "package.json"))
+	return err == nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
