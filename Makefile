@@ -28,7 +28,9 @@ test-race:
 FUZZ_TARGETS := \
 	./a2a:FuzzWire10 \
 	./a2a/a2av03:FuzzWire03 \
+	./a2a:FuzzAppendString \
 	./a2a/jsonrpc:FuzzDecodeRequest \
+	./a2a/jsonrpc:FuzzScanEnvelope \
 	./a2a/client:FuzzSSEReader
 
 fuzz-seed:

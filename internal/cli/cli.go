@@ -84,6 +84,17 @@ func (f *Flags) Parse(args []string) error {
 	return f.FlagSet.Parse(args)
 }
 
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Logger returns a text logger at the named level (debug, info, warn, error).
 func Logger(level string) (*slog.Logger, error) {
 	var l slog.Level

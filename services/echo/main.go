@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/services/echo/echoagent"
@@ -25,6 +26,7 @@ func main() {
 	retention := f.Duration("retention", 10*time.Minute, "how long finished tasks are kept")
 	level := f.String("log-level", "info", "log level: debug, info, warn or error")
 	debugAddr := f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
+	pushAllow := f.String("push-allow", "", "comma-separated CIDRs or host names push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8)")
 	if err := f.Parse(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -44,6 +46,7 @@ func main() {
 	}
 	h, err := server.New(server.Config{
 		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, Logger: log,
+		PushSender: &push.Sender{Guard: push.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
 	})
 	if err != nil {
 		cli.Fatal(log, "configure", err)
