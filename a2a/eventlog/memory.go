@@ -20,6 +20,9 @@ var _ Log = (*Memory)(nil)
 type taskLog struct {
 	mu      sync.Mutex
 	entries []Entry // entries[i].Seq == i+1
+	// first holds the first entries, so that a short task's log is one
+	// allocation rather than two.
+	first [4]Entry
 	sealed  bool
 	// wake, made by the first subscriber that waits, is closed by the next
 	// append to wake every waiting subscriber. Most tasks never have a
@@ -46,7 +49,8 @@ func (m *Memory) Append(_ context.Context, taskID string, seq uint64, ev a2a.Eve
 			m.tasks = make(map[string]*taskLog)
 		}
 		if l = m.tasks[taskID]; l == nil {
-			l = &taskLog{entries: make([]Entry, 0, 4)}
+			l = new(taskLog)
+			l.entries = l.first[:0]
 			m.tasks[taskID] = l
 		}
 		m.mu.Unlock()

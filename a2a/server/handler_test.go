@@ -366,10 +366,26 @@ func TestSubscribeAndResume(t *testing.T) {
 		err     error
 	}
 	live := make(chan result, 1)
+	subscribed := make(chan struct{})
 	go func() {
-		e, err := collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, ""))
-		live <- result{e, err}
+		var r result
+		defer func() {
+			if len(r.entries) == 0 {
+				close(subscribed)
+			}
+			live <- r
+		}()
+		for e, err := range h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, "") {
+			if err != nil {
+				r.err = err
+				return
+			}
+			if r.entries = append(r.entries, e); len(r.entries) == 1 {
+				close(subscribed)
+			}
+		}
 	}()
+	<-subscribed // the task must still be running when it subscribes
 	for range 4 {
 		step <- struct{}{}
 	}
