@@ -58,9 +58,12 @@ func BenchmarkEncodeTask(b *testing.B) {
 		t := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: a2a.Now()},
 			Artifacts: []a2a.Artifact{{ArtifactID: "echo", Parts: []a2a.Part{a2a.TextPart("hello")}}},
 			History:   []a2a.Message{{MessageID: "m", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("hello")}}}}
+		// What the server does: encode into a reused buffer.
+		buf := make([]byte, 0, 1024)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := json.Marshal(a2a.StreamResponse{Task: t}); err != nil {
+			var err error
+			if buf, err = a2a.AppendJSON(buf[:0], a2a.StreamResponse{Task: t}); err != nil {
 				b.Fatal(err)
 			}
 		}

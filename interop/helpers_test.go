@@ -2,10 +2,8 @@ package interop
 
 import (
 	"context"
-	"errors"
 	"io"
 	"iter"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -155,16 +153,10 @@ type ourOptions struct {
 }
 
 // startOurServer serves the echo agent until the test ends. It listens
-// before building the handler so that the card names the real URL (which
-// a2atest.Serve, choosing its own port, cannot do), and otherwise serves
-// like a2atest.Serve.
+// before building the handler so that the card names the real URL.
 func startOurServer(t *testing.T, o ourOptions) *ourServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String() + "/"
+	ln, url := a2atest.Listen(t)
 	card := echoagent.Card(url)
 	agent := &holdingEcho{Agent: &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: slowInterval}}
 	cfg := server.Config{Card: card, Executor: agent}
@@ -179,25 +171,7 @@ func startOurServer(t *testing.T, o ourOptions) *ourServer {
 		cfg.PushSender = &push.Sender{Guard: push.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
 	}
 	h := a2atest.NewHandler(t, cfg)
-	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		if err := h.Close(cctx); err != nil {
-			t.Errorf("close handler: %v", err)
-		}
-	})
+	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})
 	return &ourServer{URL: url, Handler: h, agent: agent}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"iter"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -90,11 +89,8 @@ type serverOpts struct {
 // so that the card can name the URL it is served at.
 func startEcho(t *testing.T, o serverOpts) *echoServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &echoServer{URL: "http://" + ln.Addr().String() + "/", gate: make(chan struct{})}
+	ln, url := a2atest.Listen(t)
+	s := &echoServer{URL: url, gate: make(chan struct{})}
 	agent := o.agent
 	if agent == nil {
 		agent = &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: slowInterval}
@@ -104,25 +100,7 @@ func startEcho(t *testing.T, o serverOpts) *echoServer {
 		o.config(&cfg)
 	}
 	s.Handler = a2atest.NewHandler(t, cfg)
-	srv, err := jsonrpcserver.New(s.Handler, o.rpc)
-	if err != nil {
-		ln.Close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
-		}
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		if err := s.Handler.Close(cctx); err != nil {
-			t.Errorf("close handler: %v", err)
-		}
-	})
+	a2atest.ServeOn(t, ln, s.Handler, o.rpc)
 	return s
 }
 

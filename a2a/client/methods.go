@@ -10,6 +10,15 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 )
 
+// callFor performs a unary call and decodes its result into a new T.
+func callFor[T any](ctx context.Context, c *Client, op jsonrpc.Op, params any, opts []CallOption) (*T, error) {
+	out := new(T)
+	if err := c.call(ctx, op, params, out, opts); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // withTenant returns the request's tenant, or the interface's.
 func (c *Client) withTenant(t string) string {
 	if t == "" {
@@ -62,11 +71,7 @@ func (c *Client) GetTask(ctx context.Context, req *a2a.GetTaskRequest, opts ...C
 	}
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	var t a2a.Task
-	if err := c.call(ctx, jsonrpc.OpGetTask, &r, &t, opts); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return callFor[a2a.Task](ctx, c, jsonrpc.OpGetTask, &r, opts)
 }
 
 // ListTasks returns a page of tasks. Over 0.3 it calls tasks/list, which
@@ -86,11 +91,7 @@ func (c *Client) ListTasks(ctx context.Context, req *a2a.ListTasksRequest, opts 
 	}
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	var out a2a.ListTasksResponse
-	if err := c.call(ctx, op, &r, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[a2a.ListTasksResponse](ctx, c, op, &r, opts)
 }
 
 // CancelTask cancels a task and returns it.
@@ -100,16 +101,12 @@ func (c *Client) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest, opt
 	}
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	var t a2a.Task
-	if err := c.call(ctx, jsonrpc.OpCancelTask, &r, &t, opts); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return callFor[a2a.Task](ctx, c, jsonrpc.OpCancelTask, &r, opts)
 }
 
 func (c *Client) task03(ctx context.Context, op jsonrpc.Op, params any, opts []CallOption) (*a2a.Task, error) {
-	var t a2av03.Task
-	if err := c.call(ctx, op, params, &t, opts); err != nil {
+	t, err := callFor[a2av03.Task](ctx, c, op, params, opts)
+	if err != nil {
 		return nil, err
 	}
 	out, err := t.ToTask()
@@ -124,19 +121,15 @@ func (c *Client) task03(ctx context.Context, op jsonrpc.Op, params any, opts []C
 func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig, opts ...CallOption) (*a2a.TaskPushNotificationConfig, error) {
 	op := jsonrpc.OpCreatePushConfig
 	if c.v03() {
-		var out a2av03.TaskPushNotificationConfig
-		if err := c.call(ctx, op, a2av03.FromPushConfig(req), &out, opts); err != nil {
+		out, err := callFor[a2av03.TaskPushNotificationConfig](ctx, c, op, a2av03.FromPushConfig(req), opts)
+		if err != nil {
 			return nil, err
 		}
-		return pushConfig03(&out), nil
+		return pushConfig03(out), nil
 	}
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	var out a2a.TaskPushNotificationConfig
-	if err := c.call(ctx, op, &r, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[a2a.TaskPushNotificationConfig](ctx, c, op, &r, opts)
 }
 
 func pushConfig03(c *a2av03.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {
@@ -149,19 +142,15 @@ func pushConfig03(c *a2av03.TaskPushNotificationConfig) *a2a.TaskPushNotificatio
 func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest, opts ...CallOption) (*a2a.TaskPushNotificationConfig, error) {
 	op := jsonrpc.OpGetPushConfig
 	if c.v03() {
-		var out a2av03.TaskPushNotificationConfig
-		if err := c.call(ctx, op, &a2av03.PushConfigParams{ID: req.TaskID, PushNotificationConfigID: req.ID}, &out, opts); err != nil {
+		out, err := callFor[a2av03.TaskPushNotificationConfig](ctx, c, op, &a2av03.PushConfigParams{ID: req.TaskID, PushNotificationConfigID: req.ID}, opts)
+		if err != nil {
 			return nil, err
 		}
-		return pushConfig03(&out), nil
+		return pushConfig03(out), nil
 	}
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	var out a2a.TaskPushNotificationConfig
-	if err := c.call(ctx, op, &r, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[a2a.TaskPushNotificationConfig](ctx, c, op, &r, opts)
 }
 
 // ListTaskPushNotificationConfigs returns a task's webhooks.
@@ -180,11 +169,7 @@ func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.L
 	}
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	var out a2a.ListTaskPushNotificationConfigsResponse
-	if err := c.call(ctx, op, &r, &out, opts); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return callFor[a2a.ListTaskPushNotificationConfigsResponse](ctx, c, op, &r, opts)
 }
 
 // DeleteTaskPushNotificationConfig removes one of a task's webhooks.

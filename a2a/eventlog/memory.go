@@ -22,8 +22,8 @@ type taskLog struct {
 	entries []Entry // entries[i].Seq == i+1
 	// first holds the first entries, so that a short task's log is one
 	// allocation rather than two.
-	first [4]Entry
-	sealed  bool
+	first  [4]Entry
+	sealed bool
 	// wake, made by the first subscriber that waits, is closed by the next
 	// append to wake every waiting subscriber. Most tasks never have a
 	// waiting subscriber, so most never make one.

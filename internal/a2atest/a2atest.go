@@ -21,12 +21,29 @@ import (
 // URL (which is also the agent's base URL).
 func Serve(t testing.TB, h *server.Handler, opts jsonrpcserver.Options) string {
 	t.Helper()
+	ln, url := Listen(t)
+	ServeOn(t, ln, h, opts)
+	return url
+}
+
+// Listen opens a fresh 127.0.0.1 port and returns it with its URL, for a
+// test that must put the URL in the agent card before it builds the
+// handler that ServeOn then serves.
+func Listen(t testing.TB) (net.Listener, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ln, "http://" + ln.Addr().String() + "/"
+}
+
+// ServeOn serves h on ln like Serve.
+func ServeOn(t testing.TB, ln net.Listener, h *server.Handler, opts jsonrpcserver.Options) {
+	t.Helper()
 	srv, err := jsonrpcserver.New(h, opts)
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -43,9 +60,7 @@ func Serve(t testing.TB, h *server.Handler, opts jsonrpcserver.Options) string {
 			t.Errorf("close handler: %v", err)
 		}
 	})
-	url := "http://" + ln.Addr().String() + "/"
 	waitReady(t, ln.Addr().String())
-	return url
 }
 
 // waitReady waits until the listener accepts connections.
