@@ -113,22 +113,7 @@ func (h *holdingEcho) Execute(ctx context.Context, req *server.ExecRequest) iter
 	}
 	key, _, _ := strings.Cut(strings.TrimPrefix(text, holdPrefix), " ")
 	g := h.gate(key)
-	return func(yield func(a2a.Event, error) bool) {
-		first := true
-		for ev, err := range inner {
-			if !yield(ev, err) {
-				return
-			}
-			if first {
-				first = false
-				select {
-				case <-g.ch:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}
+	return a2atest.PauseAfterFirst(ctx, inner, g.ch)
 }
 
 // ourServer is the a2amesh echo agent served over JSON-RPC (1.0 and 0.3 on

@@ -46,22 +46,7 @@ func (g *gatedEcho) Execute(ctx context.Context, req *server.ExecRequest) iter.S
 	if !g.hold || req.Task != nil || !strings.HasPrefix(req.Message.Text(), echoagent.SlowPrefix) {
 		return inner
 	}
-	return func(yield func(a2a.Event, error) bool) {
-		first := true
-		for ev, err := range inner {
-			if !yield(ev, err) {
-				return
-			}
-			if first {
-				first = false
-				select {
-				case <-g.gate:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}
+	return a2atest.PauseAfterFirst(ctx, inner, g.gate)
 }
 
 // echoServer is the echo agent served over JSON-RPC on 127.0.0.1, with a

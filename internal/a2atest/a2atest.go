@@ -6,12 +6,14 @@ package a2atest
 import (
 	"context"
 	"errors"
+	"iter"
 	"net"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
 )
@@ -104,4 +106,26 @@ func LeakOptions() []goleak.Option {
 // started are still running afterwards.
 func VerifyTestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, LeakOptions()...)
+}
+
+// PauseAfterFirst passes on inner's events but, after the first, waits
+// until release is closed (or ctx is done), so a test can act on a task
+// that is certainly still running.
+func PauseAfterFirst(ctx context.Context, inner iter.Seq2[a2a.Event, error], release <-chan struct{}) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		first := true
+		for ev, err := range inner {
+			if !yield(ev, err) {
+				return
+			}
+			if first {
+				first = false
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}
 }
