@@ -36,6 +36,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	cli.RouteHertzLogs(log)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		cli.Fatal(log, "listen", err)
