@@ -125,10 +125,3 @@ func (m *Memory) Delete(_ context.Context, taskID string) error {
 	m.mu.Unlock()
 	return nil
 }
-
-// Len returns the number of task logs held.
-func (m *Memory) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.tasks)
-}

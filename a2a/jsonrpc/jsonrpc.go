@@ -432,22 +432,3 @@ type Response struct {
 	Result  json.RawMessage `json:"result"`
 	Error   *ErrorObject    `json:"error"`
 }
-
-// DecodeResponse decodes a response envelope and returns its result, or the
-// error it carries as an *a2a.Error.
-func DecodeResponse(body []byte) (json.RawMessage, error) {
-	var r Response
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("decode JSON-RPC response: %w", err)
-	}
-	if r.Error != nil {
-		return nil, r.Error.Err()
-	}
-	if r.JSONRPC != "2.0" {
-		return nil, fmt.Errorf("decode JSON-RPC response: \"jsonrpc\" is %q, want \"2.0\"", r.JSONRPC)
-	}
-	if r.Result == nil {
-		return nil, fmt.Errorf("decode JSON-RPC response: it has neither result nor error")
-	}
-	return r.Result, nil
-}

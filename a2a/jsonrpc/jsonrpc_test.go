@@ -114,20 +114,6 @@ func TestAppendResponses(t *testing.T) {
 	}
 }
 
-func TestDecodeResponse(t *testing.T) {
-	res, err := DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1,"result":null}`))
-	if err != nil || string(res) != "null" {
-		t.Fatalf("null result: %s %v", res, err)
-	}
-	_, err = DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"no"}}`))
-	if !errors.Is(err, a2a.ErrUnsupportedOperation) {
-		t.Fatalf("err = %v", err)
-	}
-	if _, err := DecodeResponse([]byte(`{"jsonrpc":"2.0","id":1}`)); err == nil {
-		t.Fatal("empty response accepted")
-	}
-}
-
 // FuzzDecodeRequest checks that no body crashes the decoder, that every
 // failure carries one of the envelope error codes, and that a success has a
 // method and an object (or no) params.

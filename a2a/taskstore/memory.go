@@ -68,13 +68,6 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-// Len returns the number of stored tasks.
-func (m *Memory) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.tasks)
-}
-
 // List implements Store. It scans every task, so it suits stores of up to
 // some hundred thousand tasks; larger deployments want an indexed store.
 func (m *Memory) List(_ context.Context, q Query) (Page, error) {
