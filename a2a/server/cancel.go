@@ -22,6 +22,9 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if done, err := canceledOrRefused(e.Task); done {
 		return e.Task, err
 	}
+	if err := h.askAgent(ctx, e.Task); err != nil {
+		return nil, err
+	}
 	s := h.slotRef(req.ID)
 	defer h.slotUnref(s)
 	for {
@@ -33,7 +36,17 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 		s.mu.Unlock()
 		switch {
 		case r != nil:
-			return h.cancelRun(ctx, s, r)
+			// Stop the run, then look again: it may have settled in an
+			// interrupted state just before it was stopped, and a
+			// follow-up may have started another.
+			forced, err := h.stopRun(ctx, s, r)
+			if err != nil {
+				return nil, err
+			}
+			if forced {
+				return h.canceledTask(ctx, req.ID)
+			}
+			continue
 		case !busy:
 			defer s.release()
 			return h.cancelIdle(ctx, s)
@@ -57,37 +70,32 @@ func canceledOrRefused(t *a2a.Task) (bool, error) {
 	return false, nil
 }
 
-// cancelRun cancels a task whose agent is running in this process.
-func (h *Handler) cancelRun(ctx context.Context, s *slot, r *run) (*a2a.Task, error) {
-	s.mu.Lock()
-	task := r.cur.Task
-	s.mu.Unlock()
-	if task == nil {
-		task = &a2a.Task{ID: r.req.TaskID, ContextID: r.req.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
-	}
-	if err := h.askAgent(ctx, task); err != nil {
-		return nil, err
-	}
+// stopRun cancels a run of the task in this process and waits for it to
+// end. An agent that ignores its context past CancelTimeout has the task
+// marked canceled anyway (forced), and its later events are refused; it
+// keeps the task's slot until it ends, so nobody waits for it.
+func (h *Handler) stopRun(ctx context.Context, s *slot, r *run) (forced bool, err error) {
 	r.cancel()
 	timer := time.NewTimer(h.cancelTimeout)
 	defer timer.Stop()
 	select {
 	case <-r.done:
+		return false, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return false, ctx.Err()
 	case <-timer.C:
-		// The agent ignores its context; record the cancellation anyway.
-		// Its later events are refused because the task is terminal.
-		h.log.Warn("a2a: agent did not stop after cancellation; marking the task canceled", "task", task.ID, "waited", h.cancelTimeout)
-		e, err := h.tasks.Get(ctx, task.ID)
-		if err != nil {
-			return nil, fmt.Errorf("cancel task %s: %w", task.ID, err)
-		}
+	}
+	h.log.Warn("a2a: agent did not stop after cancellation; marking the task canceled", "task", r.req.TaskID, "waited", h.cancelTimeout)
+	e, err := h.tasks.Get(ctx, r.req.TaskID)
+	if err != nil {
+		return false, fmt.Errorf("cancel task %s: %w", r.req.TaskID, err)
+	}
+	if !e.Task.Status.State.Terminal() {
 		if err := h.commitCancel(ctx, s, &e); err != nil {
-			return nil, err
+			return false, err
 		}
 	}
-	return h.canceledTask(ctx, task.ID)
+	return true, nil
 }
 
 // cancelIdle cancels a task that no agent is running here; the caller
@@ -99,9 +107,6 @@ func (h *Handler) cancelIdle(ctx context.Context, s *slot) (*a2a.Task, error) {
 	}
 	if done, err := canceledOrRefused(e.Task); done {
 		return e.Task, err
-	}
-	if err := h.askAgent(ctx, e.Task); err != nil {
-		return nil, err
 	}
 	if err := h.commitCancel(ctx, s, &e); err != nil {
 		return nil, err

@@ -886,3 +886,66 @@ func TestCloseStopsRuns(t *testing.T) {
 	_, err = h.SendMessage(context.Background(), send("x"))
 	wantCode(t, err, a2a.CodeInternal)
 }
+
+// TestConcurrentSendsCancelsAndSubscribers races follow-ups, subscribers
+// and cancellations on one task: under -race nothing may race, every call
+// ends, and the task's log stays one gapless sequence ending CANCELED.
+func TestConcurrentSendsCancelsAndSubscribers(t *testing.T) {
+	h := newHandler(t, &script{run: func(ctx context.Context, req *server.ExecRequest, yield func(a2a.Event, error) bool) {
+		for i := range 3 {
+			art := a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart(fmt.Sprint(i))}}
+			if !yield(a2a.NewArtifactUpdate(req.TaskID, req.ContextID, art, i > 0, false), nil) || ctx.Err() != nil {
+				return
+			}
+		}
+		yield(a2a.NewStatusUpdate(req.TaskID, req.ContextID, a2a.TaskStateInputRequired, nil), nil)
+	}}, func(c *server.Config) { c.CancelTimeout = time.Second })
+	ctx := context.Background()
+	task := sendTask(t, h, send("start"))
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch i % 4 {
+			case 0, 1: // follow-ups: succeed, or find the task canceled
+				_, err := collect(t, h.SendStreamingMessage(ctx, followUp(task.ID, "more")))
+				if err != nil && !errors.Is(err, a2a.ErrUnsupportedOperation) {
+					t.Errorf("follow-up: %v", err)
+				}
+			case 2: // subscribers: a snapshot, or the task already canceled
+				_, err := collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, ""))
+				if err != nil && !errors.Is(err, a2a.ErrUnsupportedOperation) {
+					t.Errorf("subscribe: %v", err)
+				}
+			case 3:
+				if _, err := h.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); err != nil {
+					t.Errorf("cancel: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var all []eventlog.Entry
+	for after := uint64(0); ; {
+		part, err := collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, fmt.Sprint(after)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, part...)
+		last := part[len(part)-1]
+		if state(last.Event) == a2a.TaskStateCanceled {
+			break
+		}
+		after = last.Seq
+	}
+	for i, e := range all {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("log has a gap: event %d has seq %d", i, e.Seq)
+		}
+	}
+	got, err := h.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("final task %+v, %v", got, err)
+	}
+}

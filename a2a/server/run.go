@@ -35,8 +35,10 @@ type run struct {
 	// Set before settled is closed.
 	final *a2a.Task
 
+	// cur is the task as last committed; it is written under s.mu, where
+	// a cancellation reads it.
+	cur taskstore.Entry
 	// Owned by the run goroutine.
-	cur       taskstore.Entry
 	pushCfg   *push.Config // registered with the send, saved once the task exists
 	isStarted bool
 	isSettled bool
@@ -304,7 +306,9 @@ func (r *run) finish(outcome error) {
 		}
 	}
 	if e, err := h.tasks.Get(context.WithoutCancel(r.ctx), r.req.TaskID); err == nil {
+		r.s.mu.Lock() // a cancellation may be reading r.cur
 		r.cur = e
+		r.s.mu.Unlock()
 	}
 	r.markSettled(r.cur.Task)
 }

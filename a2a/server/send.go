@@ -232,7 +232,6 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 	er.TaskID, er.ContextID = e.Task.ID, e.Task.ContextID
 	msg.ContextID = e.Task.ContextID
 	er.Task = e.Task
-	r.cur = e
 	// The run's first event is the task at work again, the new message at
 	// the end of its history after the status message it answers. Leaving
 	// the interrupted state here keeps that state from ending this run.
@@ -244,6 +243,7 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 	next.History = append(next.History, *msg)
 	next.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a2a.Now()}
 	r.s.mu.Lock()
+	r.cur = e
 	err = h.commitLocked(context.WithoutCancel(ctx), r.s, &r.cur, &next)
 	if err == nil {
 		r.firstSeq, r.first = r.cur.Seq, r.cur.Task
