@@ -589,3 +589,20 @@ func TestEnvelopeMemberNamesAreCaseSensitive(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionWithoutHeader: a request without A2A-Version is A2A 0.3, as
+// the specification requires, so a 1.0 method needs the header, or the
+// A2A-Version request parameter the specification allows instead.
+func TestVersionWithoutHeader(t *testing.T) {
+	w := serveEcho(t, jsonrpcserver.Options{})
+	body := rpc(`"v"`, "GetTask", `{"id":"nope"}`)
+	r := w.post(body, nil)
+	checkAnswer(t, errCase{wantID: `"v"`, code: int(a2a.CodeMethodNotFound), shape: shape10}, r.status, r.header, r.body)
+	if !strings.Contains(string(r.body), "A2A-Version: 1.0") {
+		t.Errorf("the error does not say what to send: %s", r.body)
+	}
+	r = w.do(http.MethodPost, "/?A2A-Version=1.0", strings.NewReader(body), nil)
+	checkAnswer(t, errCase{wantID: `"v"`, code: int(a2a.CodeTaskNotFound), shape: shape10}, r.status, r.header, r.body)
+	r = w.post(rpc(`"w"`, "tasks/get", `{"id":"nope"}`), nil)
+	checkAnswer(t, errCase{wantID: `"w"`, code: int(a2a.CodeTaskNotFound), shape: shape03}, r.status, r.header, r.body)
+}

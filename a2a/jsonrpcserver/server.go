@@ -125,6 +125,9 @@ func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) {
 // ServeRPC serves one JSON-RPC request.
 func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 	header := string(c.Request.Header.Peek("A2A-Version"))
+	if header == "" { // the specification lets clients pass it as a parameter
+		header = string(c.QueryArgs().Peek("A2A-Version"))
+	}
 	// Errors found before the method is known answer in the version the
 	// header names, else in 0.3, whose clients send no header.
 	version := a2a.Version03
@@ -227,10 +230,13 @@ func (s *Server) readBody(c *app.RequestContext, bufp *[]byte) (body []byte, too
 }
 
 // checkVersionHeader checks the A2A-Version header against the method's
-// version. An absent header is accepted: 0.3 clients send none and the
-// method name says the version unambiguously.
+// version. As the specification requires, an absent header means 0.3, so
+// a 1.0 method without it is not found: the error says what to send.
 func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
 	if header == "" {
+		if methodVersion != a2a.Version03 {
+			return a2a.Errorf(a2a.CodeMethodNotFound, "method %q is an A2A %s method, but a request without an A2A-Version header is A2A 0.3; send A2A-Version: %s", method, methodVersion, methodVersion)
+		}
 		return nil
 	}
 	v := majorMinor(header)
