@@ -5,12 +5,13 @@ go 1.26.8
 require github.com/google/uuid v1.6.0
 
 require (
+	github.com/a2aproject/a2a-go v0.3.15
 	github.com/a2aproject/a2a-go/v2 v2.4.0
+	github.com/sashabaranov/go-openai v1.43.0
 	go.uber.org/goleak v1.3.0
 )
 
 require (
-	github.com/a2aproject/a2a-go v0.3.15 // indirect
 	golang.org/x/mod v0.35.0 // indirect
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
