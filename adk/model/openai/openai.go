@@ -322,4 +322,3 @@ func usage(u *goopenai.Usage) *schema.Usage {
 	}
 	return &schema.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
-

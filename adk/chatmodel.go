@@ -1,0 +1,419 @@
+package adk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/a2amesh/a2amesh/adk/model"
+	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/adk/tool"
+)
+
+// ErrMaxIterations is what a ChatModelAgent fails with when its model has
+// not given a final answer after MaxIterations calls.
+var ErrMaxIterations = errors.New("adk: too many model calls without a final answer")
+
+// DefaultMaxIterations is how many times a ChatModelAgent calls its model in
+// one run when its config does not say.
+const DefaultMaxIterations = 20
+
+// GenModelInput makes a model's input from the agent's instruction (with
+// its placeholders filled) and its input.
+type GenModelInput func(ctx context.Context, instruction string, input *AgentInput) ([]*schema.Message, error)
+
+// ToolsConfig lists the tools a ChatModelAgent's model may call.
+type ToolsConfig struct {
+	Tools []tool.Tool
+	// ReturnDirectly names tools whose result ends the agent's run and is
+	// its answer.
+	ReturnDirectly map[string]bool
+}
+
+// ChatModelAgentConfig configures a ChatModelAgent.
+type ChatModelAgentConfig struct {
+	Name        string
+	Description string
+	// Instruction is the system message. {key} is replaced by the session
+	// value key ({{ and }} stand for braces); a placeholder without a value
+	// fails the run.
+	Instruction string
+	Model       model.ChatModel
+	ToolsConfig ToolsConfig
+	// GenModelInput replaces the default input: the instruction as a
+	// system message, then the agent's input.
+	GenModelInput GenModelInput
+	// Exit, when set, is a tool that ends the run with its result, as an
+	// Exit action (see ExitTool).
+	Exit tool.Tool
+	// OutputKey, when set, names the session value the final answer is
+	// stored in.
+	OutputKey string
+	// MaxIterations caps the model calls of one run; 0 means
+	// DefaultMaxIterations.
+	MaxIterations int
+}
+
+// ChatModelAgent is a ReAct agent: it calls its model, runs the tools the
+// model asks for, gives it their results, and repeats until the model
+// answers without calling a tool. Each model message and each tool result
+// is an event. With sub-agents or a parent it can transfer to, it gets a
+// transfer_to_agent tool and an instruction that lists where it can
+// transfer.
+type ChatModelAgent struct {
+	cfg ChatModelAgentConfig
+
+	mu             sync.Mutex // guards the tree fields until the first run
+	subAgents      []Agent
+	parent         Agent
+	disallowParent bool
+	frozen         bool
+
+	prep    sync.Once
+	ready   *preparedAgent
+	prepErr error
+}
+
+// preparedAgent is what the first run works out from the config and the
+// agent's place in its tree.
+type preparedAgent struct {
+	model          model.ChatModel
+	tools          *tool.Node // nil without tools
+	returnDirectly map[string]bool
+	transfer       string // the transfer instruction, if the agent can transfer
+}
+
+// NewChatModelAgent returns an agent for cfg.
+func NewChatModelAgent(_ context.Context, cfg *ChatModelAgentConfig) (*ChatModelAgent, error) {
+	switch {
+	case cfg == nil:
+		return nil, errors.New("adk: ChatModelAgent needs a config")
+	case cfg.Name == "":
+		return nil, errors.New("adk: ChatModelAgent needs a name")
+	case cfg.Model == nil:
+		return nil, fmt.Errorf("adk: ChatModelAgent %s needs a model", cfg.Name)
+	case cfg.MaxIterations < 0:
+		return nil, fmt.Errorf("adk: ChatModelAgent %s: MaxIterations is negative", cfg.Name)
+	}
+	return &ChatModelAgent{cfg: *cfg}, nil
+}
+
+func (a *ChatModelAgent) Name(context.Context) string        { return a.cfg.Name }
+func (a *ChatModelAgent) Description(context.Context) string { return a.cfg.Description }
+
+// OnSetSubAgents records the agents a can transfer to.
+func (a *ChatModelAgent) OnSetSubAgents(_ context.Context, subAgents []Agent) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.frozen {
+		return errors.New("the agent has run; set its sub-agents before its first run")
+	}
+	if len(a.subAgents) > 0 {
+		return errors.New("the sub-agents are already set")
+	}
+	a.subAgents = subAgents
+	return nil
+}
+
+// OnSetAsSubAgent records the agent a can transfer back to.
+func (a *ChatModelAgent) OnSetAsSubAgent(_ context.Context, parent Agent) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.frozen {
+		return errors.New("the agent has run; make it a sub-agent before its first run")
+	}
+	if a.parent != nil {
+		return fmt.Errorf("it is already a sub-agent of %s", a.parent.Name(context.Background()))
+	}
+	a.parent = parent
+	return nil
+}
+
+// OnDisallowTransferToParent keeps a from offering its parent as a
+// transfer target.
+func (a *ChatModelAgent) OnDisallowTransferToParent(context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.frozen {
+		return errors.New("the agent has run; disallow transfer to its parent before its first run")
+	}
+	a.disallowParent = true
+	return nil
+}
+
+func (a *ChatModelAgent) prepare(ctx context.Context) (*preparedAgent, error) {
+	a.prep.Do(func() {
+		a.mu.Lock()
+		a.frozen = true
+		targets := a.subAgents
+		if a.parent != nil && !a.disallowParent {
+			targets = append(targets[:len(targets):len(targets)], a.parent)
+		}
+		a.mu.Unlock()
+
+		p := &preparedAgent{model: a.cfg.Model, returnDirectly: map[string]bool{}}
+		tools := a.cfg.ToolsConfig.Tools
+		for name, direct := range a.cfg.ToolsConfig.ReturnDirectly {
+			p.returnDirectly[name] = direct
+		}
+		if a.cfg.Exit != nil {
+			tools = append(tools[:len(tools):len(tools)], a.cfg.Exit)
+			info, err := a.cfg.Exit.Info(ctx)
+			if err != nil {
+				a.prepErr = fmt.Errorf("adk: agent %s: exit tool: %w", a.cfg.Name, err)
+				return
+			}
+			p.returnDirectly[info.Name] = true
+		}
+		if len(targets) > 0 {
+			names := make([]string, len(targets))
+			for i, t := range targets {
+				names[i] = t.Name(ctx)
+			}
+			tools = append(tools[:len(tools):len(tools)], transferTool{targets: names})
+			p.transfer = transferInstruction(ctx, targets)
+		}
+		if len(tools) > 0 {
+			node, err := tool.NewNode(ctx, tools)
+			if err != nil {
+				a.prepErr = fmt.Errorf("adk: agent %s: %w", a.cfg.Name, err)
+				return
+			}
+			m, err := a.cfg.Model.WithTools(node.Infos())
+			if err != nil {
+				a.prepErr = fmt.Errorf("adk: agent %s: bind tools: %w", a.cfg.Name, err)
+				return
+			}
+			p.tools, p.model = node, m
+		}
+		a.ready = p
+	})
+	return a.ready, a.prepErr
+}
+
+// chatModelOptions are the run options a ChatModelAgent reads.
+type chatModelOptions struct {
+	modelOptions []model.Option
+}
+
+// WithChatModelOptions passes options to the model calls of ChatModelAgents.
+func WithChatModelOptions(opts ...model.Option) AgentRunOption {
+	return WrapImplSpecificOptFn(func(o *chatModelOptions) { o.modelOptions = append(o.modelOptions, opts...) })
+}
+
+// Run runs the agent on its own, outside any agent tree.
+func (a *ChatModelAgent) Run(ctx context.Context, input *AgentInput, opts ...AgentRunOption) *AsyncIterator[*AgentEvent] {
+	return spawn(a.cfg.Name, func(emit emitFunc) { a.runInline(ctx, input, opts, emit) })
+}
+
+func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) {
+	fail := func(err error) { emit(&AgentEvent{AgentName: a.cfg.Name, Err: err}) }
+	p, err := a.prepare(ctx)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if input == nil {
+		input = &AgentInput{}
+	}
+	o := GetImplSpecificOptions[chatModelOptions](nil, opts...)
+
+	instruction, err := fillInstruction(ctx, a.cfg.Instruction)
+	if err != nil {
+		fail(fmt.Errorf("adk: instruction of %s: %w", a.cfg.Name, err))
+		return
+	}
+	if p.transfer != "" {
+		if instruction != "" {
+			instruction += "\n\n"
+		}
+		instruction += p.transfer
+	}
+	var msgs []*schema.Message
+	if a.cfg.GenModelInput != nil {
+		if msgs, err = a.cfg.GenModelInput(ctx, instruction, input); err != nil {
+			fail(fmt.Errorf("adk: model input of %s: %w", a.cfg.Name, err))
+			return
+		}
+	} else {
+		msgs = make([]*schema.Message, 0, len(input.Messages)+5)
+		if instruction != "" {
+			msgs = append(msgs, schema.SystemMessage(instruction))
+		}
+		msgs = append(msgs, input.Messages...)
+	}
+
+	maxIter := a.cfg.MaxIterations
+	if maxIter == 0 {
+		maxIter = DefaultMaxIterations
+	}
+	for iter := 0; ; iter++ {
+		if iter == maxIter {
+			fail(fmt.Errorf("agent %s: %w (MaxIterations is %d)", a.cfg.Name, ErrMaxIterations, maxIter))
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			fail(fmt.Errorf("agent %s: %w", a.cfg.Name, err))
+			return
+		}
+		msg, err := a.callModel(ctx, p.model, msgs, input.EnableStreaming, o.modelOptions, emit)
+		if err != nil {
+			fail(fmt.Errorf("agent %s: model: %w", a.cfg.Name, err))
+			return
+		}
+		msgs = append(msgs, msg)
+		if len(msg.ToolCalls) == 0 {
+			a.storeOutput(ctx, msg.Content)
+			return
+		}
+		if p.tools == nil {
+			fail(fmt.Errorf("agent %s: the model called %s, but the agent has no tools", a.cfg.Name, msg.ToolCalls[0].Function.Name))
+			return
+		}
+
+		calls := make([]toolCall, len(msg.ToolCalls))
+		results := p.tools.Run(ctx, msg.ToolCalls, func(ctx context.Context, i int) context.Context {
+			return context.WithValue(ctx, toolCallKey{}, &calls[i])
+		})
+		var direct *schema.Message
+		ends := false
+		for i, r := range results {
+			ev := &AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
+				Message: r, Role: schema.Tool, ToolName: r.ToolName,
+			}}}
+			if act := calls[i].action; act != nil {
+				ev.Action = act
+				ends = ends || act.Exit || act.TransferToAgent != nil || act.Interrupted != nil
+			}
+			emit(ev)
+			msgs = append(msgs, r)
+			if direct == nil && p.returnDirectly[r.ToolName] {
+				direct = r
+			}
+		}
+		if direct != nil {
+			a.storeOutput(ctx, direct.Content)
+			return
+		}
+		if ends {
+			return
+		}
+	}
+}
+
+// callModel asks the model for its next message and emits it, streamed when
+// streaming.
+func (a *ChatModelAgent) callModel(ctx context.Context, m model.ChatModel, msgs []*schema.Message, streaming bool, opts []model.Option, emit emitFunc) (*schema.Message, error) {
+	if !streaming {
+		msg, err := m.Generate(ctx, msgs, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if msg == nil {
+			return nil, errors.New("the model returned no message")
+		}
+		emit(&AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
+			Message: msg, Role: schema.Assistant,
+		}}})
+		return msg, nil
+	}
+	stream, err := m.Stream(ctx, msgs, opts...)
+	if err != nil {
+		return nil, err
+	}
+	copies := stream.Copy(2)
+	emit(&AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
+		IsStreaming: true, MessageStream: copies[0], Role: schema.Assistant,
+	}}})
+	return schema.ConcatMessageStream(copies[1])
+}
+
+func (a *ChatModelAgent) storeOutput(ctx context.Context, answer string) {
+	if a.cfg.OutputKey != "" {
+		AddSessionValue(ctx, a.cfg.OutputKey, answer)
+	}
+}
+
+// toolCall is what a tool call tells the agent besides its result.
+type toolCall struct {
+	action *AgentAction
+}
+
+type toolCallKey struct{}
+
+// ErrNotInToolCall is what SendToolGenAction returns for a context that is
+// not a ChatModelAgent's tool call.
+var ErrNotInToolCall = errors.New("adk: not in a ChatModelAgent's tool call")
+
+// SendToolGenAction attaches action to the result of the tool call ctx
+// belongs to. A transfer, exit or interrupt action ends the agent's run
+// once the turn's tool calls are done.
+func SendToolGenAction(ctx context.Context, action *AgentAction) error {
+	c, ok := ctx.Value(toolCallKey{}).(*toolCall)
+	if !ok {
+		return ErrNotInToolCall
+	}
+	c.action = action
+	return nil
+}
+
+// fillInstruction replaces {key} placeholders with session values.
+func fillInstruction(ctx context.Context, instruction string) (string, error) {
+	if !strings.ContainsAny(instruction, "{}") {
+		return instruction, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(instruction); {
+		c := instruction[i]
+		switch {
+		case (c == '{' || c == '}') && i+1 < len(instruction) && instruction[i+1] == c:
+			b.WriteByte(c)
+			i += 2
+			continue
+		case c == '{':
+			if end := strings.IndexByte(instruction[i+1:], '}'); end > 0 && isKey(instruction[i+1:i+1+end]) {
+				key := instruction[i+1 : i+1+end]
+				v, ok := GetSessionValue(ctx, key)
+				if !ok {
+					return "", fmt.Errorf("no session value for {%s}", key)
+				}
+				b.WriteString(formatValue(v))
+				i += end + 2
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String(), nil
+}
+
+func isKey(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '.' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// formatValue renders a session value for an instruction: text as it is,
+// anything else as JSON, which models read well.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case fmt.Stringer:
+		return v.String()
+	}
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}

@@ -1,0 +1,101 @@
+package adk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/a2amesh/a2amesh/adk/schema"
+)
+
+// TransferToAgentToolName is the name of the tool a ChatModelAgent's model
+// calls to hand the conversation to another agent.
+const TransferToAgentToolName = "transfer_to_agent"
+
+// TransferTargetsHeader opens the list of agents in a transfer instruction;
+// each agent follows on a line of its own, as "- Name: description".
+const TransferTargetsHeader = "Agents you can transfer to:"
+
+// transferInstruction tells a model when and how to transfer, and to whom.
+func transferInstruction(ctx context.Context, targets []Agent) string {
+	var b strings.Builder
+	b.WriteString("You work in a team of agents. Answer the request yourself when it fits what you do. " +
+		"When another agent's description fits it better, call " + TransferToAgentToolName +
+		" with that agent's name, and write nothing else.\n")
+	b.WriteString(TransferTargetsHeader)
+	for _, t := range targets {
+		desc := strings.Join(strings.Fields(t.Description(ctx)), " ")
+		fmt.Fprintf(&b, "\n- %s: %s", t.Name(ctx), desc)
+	}
+	return b.String()
+}
+
+// transferTool is the transfer_to_agent tool. It names the agents it can
+// reach in its schema; the flow checks the name, so a model that picks
+// another gets an error event naming both agents.
+type transferTool struct{ targets []string }
+
+func (t transferTool) Info(context.Context) (*schema.ToolInfo, error) {
+	enum := make([]any, len(t.targets))
+	for i, n := range t.targets {
+		enum[i] = n
+	}
+	return &schema.ToolInfo{
+		Name: TransferToAgentToolName,
+		Desc: "Hand the conversation over to another agent, which answers from here on.",
+		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{
+			"agent_name": {Type: "string", Description: "the name of the agent to transfer to", Enum: enum},
+		}),
+	}, nil
+}
+
+func (t transferTool) Run(ctx context.Context, arguments string) (string, error) {
+	var args struct {
+		AgentName string `json:"agent_name"`
+	}
+	if err := json.Unmarshal([]byte(arguments), &args); err != nil || args.AgentName == "" {
+		return "", fmt.Errorf("%s needs {\"agent_name\": \"<one of %s>\"}", TransferToAgentToolName, strings.Join(t.targets, ", "))
+	}
+	if err := SendToolGenAction(ctx, NewTransferToAgentAction(args.AgentName)); err != nil {
+		return "", err
+	}
+	return TransferResult(args.AgentName), nil
+}
+
+// TransferResult is the tool result of a transfer to agent: "successfully
+// transferred to agent [agent]".
+func TransferResult(agent string) string {
+	return "successfully transferred to agent [" + agent + "]"
+}
+
+// ExitToolName is the name of ExitTool.
+const ExitToolName = "exit"
+
+// ExitTool is a tool that ends a ChatModelAgent's run with an Exit action;
+// its final_result argument is the agent's answer. Give it as
+// ChatModelAgentConfig.Exit; in a Loop agent it ends the loop.
+type ExitTool struct{}
+
+func (ExitTool) Info(context.Context) (*schema.ToolInfo, error) {
+	return &schema.ToolInfo{
+		Name: ExitToolName,
+		Desc: "Finish: end the work and give the final result.",
+		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{
+			"final_result": {Type: "string", Description: "the final result"},
+		}),
+	}, nil
+}
+
+func (ExitTool) Run(ctx context.Context, arguments string) (string, error) {
+	var args struct {
+		FinalResult string `json:"final_result"`
+	}
+	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
+		return "", fmt.Errorf("%s needs {\"final_result\": \"...\"}: %w", ExitToolName, err)
+	}
+	if err := SendToolGenAction(ctx, NewExitAction()); err != nil {
+		return "", err
+	}
+	return args.FinalResult, nil
+}
