@@ -253,7 +253,7 @@ func TestCancel(t *testing.T) {
 
 func TestMessageVariantGetMessage(t *testing.T) {
 	msg := schema.AssistantMessage("hello world", []schema.ToolCall{modeltest.ToolCall("c1", "f", `{"a":1}`)})
-	ev := adk.EventFromMessage(nil, schema.FromSlice(modeltest.Chunks(msg)), schema.Assistant, "")
+	ev := adk.EventFromMessage(nil, schema.FromSlice(schema.SplitMessage(msg, 3)), schema.Assistant, "")
 	got, err := ev.Output.MessageOutput.GetMessage()
 	if err != nil || got.Content != "hello world" || len(got.ToolCalls) != 1 || got.ToolCalls[0].Function.Arguments != `{"a":1}` ||
 		got.ToolCalls[0].ID != "c1" {

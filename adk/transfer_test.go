@@ -3,18 +3,24 @@ package adk_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	goopenai "github.com/sashabaranov/go-openai"
+
 	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
+	"github.com/a2amesh/a2amesh/adk/model/openai"
+	"github.com/a2amesh/a2amesh/adk/model/openai/openaitest"
 	"github.com/a2amesh/a2amesh/adk/schema"
 )
 
 // routerTree builds the seed's transfer scenario: RouterAgent with the
 // sub-agents WeatherAgent (with a weather tool) and ChatAgent.
-func routerTree(t *testing.T, router, weather, chat *modeltest.Model) adk.Agent {
+func routerTree(t *testing.T, router, weather, chat model.ChatModel) adk.Agent {
 	t.Helper()
 	ctx := context.Background()
 	r := newAgent(t, "RouterAgent", "Routes each request to the agent that can answer it",
@@ -225,5 +231,52 @@ func TestHistoryRewriter(t *testing.T) {
 	}
 	if got := describeInput(weatherModel.Calls()[0].Input[1:]); !slices.Equal(got, []string{"user: only this"}) {
 		t.Fatalf("weather input %q", got)
+	}
+}
+
+// The transfer scenario through the real go-openai client against a local
+// OpenAI-compatible server, streamed: tool calls arrive as argument deltas.
+func TestTransferOverOpenAI(t *testing.T) {
+	srv := openaitest.NewServer(func(req *goopenai.ChatCompletionRequest) openaitest.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case strings.HasPrefix(req.Messages[0].Content, "You route requests."):
+			return openaitest.Reply{ToolCalls: []schema.ToolCall{modeltest.ToolCall("call_1", adk.TransferToAgentToolName, `{"agent_name":"WeatherAgent"}`)}}
+		case last.Role == goopenai.ChatMessageRoleTool:
+			return openaitest.Reply{Content: "It is 25°C in " + "Beijing.", Usage: schema.Usage{PromptTokens: 50, CompletionTokens: 6, TotalTokens: 56}}
+		default:
+			return openaitest.Reply{ToolCalls: []schema.ToolCall{modeltest.ToolCall("call_2", "get_weather", `{"city":"Beijing"}`)}}
+		}
+	})
+	defer srv.Close()
+	hc := &http.Client{}
+	defer hc.CloseIdleConnections()
+	m, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: "test", Model: "fake", HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, streaming := range []bool{true, false} {
+		ctx := context.Background()
+		runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: routerTree(t, m, m, m), EnableStreaming: streaming})
+		evs := drain(t, runner.Query(ctx, "What's the weather in Beijing?"))
+		expectEvents(t, evs,
+			`RouterAgent [RouterAgent] calls transfer_to_agent{"agent_name":"WeatherAgent"}`,
+			`RouterAgent [RouterAgent] tool transfer_to_agent: successfully transferred to agent [WeatherAgent] => transfer WeatherAgent`,
+			`WeatherAgent [RouterAgent WeatherAgent] calls get_weather{"city":"Beijing"}`,
+			`WeatherAgent [RouterAgent WeatherAgent] tool get_weather: the temperature in Beijing is 25°C`,
+			`WeatherAgent [RouterAgent WeatherAgent] says "It is 25°C in Beijing."`,
+		)
+		if u := evs[4].Output.MessageOutput.Message.ResponseMeta.Usage; u == nil || u.TotalTokens != 56 {
+			t.Fatalf("usage %+v", u)
+		}
+	}
+	// The weather agent's second request carried its tool call and the result.
+	reqs := srv.Requests()
+	third := reqs[2].Messages
+	if got := third[len(third)-1]; got.Role != goopenai.ChatMessageRoleTool || got.ToolCallID != "call_2" || got.Content != "the temperature in Beijing is 25°C" {
+		t.Fatalf("last message of the third request: %+v", got)
+	}
+	if len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Function.Name != adk.TransferToAgentToolName {
+		t.Fatalf("router's tools %+v", reqs[0].Tools)
 	}
 }

@@ -132,3 +132,36 @@ func last(have, next string) string {
 	}
 	return have
 }
+
+// SplitMessage splits msg into the chunks a streaming endpoint would send,
+// the inverse of ConcatMessages, for stand-in models that stream: the text
+// in up to pieces parts, then for each tool call a chunk with its id, name
+// and the first half of its arguments and a chunk with the rest, then a
+// chunk with the finish reason and usage.
+func SplitMessage(msg *Message, pieces int) []*Message {
+	var out []*Message
+	text := []rune(msg.Content)
+	for i, n := 0, len(text); i < pieces && n > 0; i++ {
+		if part := string(text[i*n/pieces : (i+1)*n/pieces]); part != "" {
+			out = append(out, &Message{Role: msg.Role, Content: part})
+		}
+	}
+	for i, tc := range msg.ToolCalls {
+		half := len(tc.Function.Arguments) / 2
+		head := ToolCall{Index: &i, ID: tc.ID, Type: tc.Type,
+			Function: FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments[:half]}}
+		rest := ToolCall{Index: &i, Function: FunctionCall{Arguments: tc.Function.Arguments[half:]}}
+		out = append(out,
+			&Message{Role: msg.Role, ToolCalls: []ToolCall{head}},
+			&Message{Role: msg.Role, ToolCalls: []ToolCall{rest}})
+	}
+	meta := msg.ResponseMeta
+	if meta == nil {
+		reason := "stop"
+		if len(msg.ToolCalls) > 0 {
+			reason = "tool_calls"
+		}
+		meta = &ResponseMeta{FinishReason: reason}
+	}
+	return append(out, &Message{Role: msg.Role, ResponseMeta: meta, Name: msg.Name, Extra: msg.Extra})
+}

@@ -108,48 +108,14 @@ func (m *Model) Generate(ctx context.Context, input []*schema.Message, _ ...mode
 	return m.reply(ctx, input)
 }
 
-// Stream returns the script's reply in chunks: the text in up to three
-// pieces, then each tool call as a chunk with its id and name and the first
-// half of its arguments and a chunk with the rest, then the finish reason
-// and usage.
+// Stream returns the script's reply in chunks (schema.SplitMessage with
+// three pieces).
 func (m *Model) Stream(ctx context.Context, input []*schema.Message, _ ...model.Option) (*schema.StreamReader[*schema.Message], error) {
 	msg, err := m.reply(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	return schema.FromSlice(Chunks(msg)), nil
-}
-
-// Chunks splits msg into the chunks a streaming endpoint would send;
-// schema.ConcatMessages joins them back into msg.
-func Chunks(msg *schema.Message) []*schema.Message {
-	var out []*schema.Message
-	text := []rune(msg.Content)
-	for i, n := 0, len(text); i < 3 && n > 0; i++ {
-		piece := string(text[i*n/3 : (i+1)*n/3])
-		if piece != "" {
-			out = append(out, &schema.Message{Role: msg.Role, Content: piece})
-		}
-	}
-	for i, tc := range msg.ToolCalls {
-		half := len(tc.Function.Arguments) / 2
-		first := schema.ToolCall{Index: &i, ID: tc.ID, Type: tc.Type,
-			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments[:half]}}
-		rest := schema.ToolCall{Index: &i, Function: schema.FunctionCall{Arguments: tc.Function.Arguments[half:]}}
-		out = append(out,
-			&schema.Message{Role: msg.Role, ToolCalls: []schema.ToolCall{first}},
-			&schema.Message{Role: msg.Role, ToolCalls: []schema.ToolCall{rest}})
-	}
-	meta := msg.ResponseMeta
-	if meta == nil {
-		reason := "stop"
-		if len(msg.ToolCalls) > 0 {
-			reason = "tool_calls"
-		}
-		meta = &schema.ResponseMeta{FinishReason: reason}
-	}
-	out = append(out, &schema.Message{Role: msg.Role, ResponseMeta: meta, Name: msg.Name, Extra: msg.Extra})
-	return out
+	return schema.FromSlice(schema.SplitMessage(msg, 3)), nil
 }
 
 // Answer returns an assistant message with text and no tool calls.

@@ -1,0 +1,420 @@
+// Package offline is a deterministic, rule-based stand-in for a chat model,
+// so agent trees run end to end with no model endpoint. It is not a
+// language model and says so: every answer starts with Label.
+//
+// What it does, in order, for each call:
+//   - after results of its own tool calls, it answers with them (through
+//     the exit tool when it has one);
+//   - with a transfer_to_agent tool, it transfers to the listed agent whose
+//     name and description share the most words with the request, when
+//     that agent fits better than its own instruction and tools do and the
+//     conversation has not already been through that agent;
+//   - with other tools, it calls the one that fits the request best, when it
+//     can find every required argument in the request;
+//   - otherwise it answers plainly, restating the request and what other
+//     agents said.
+package offline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model"
+	"github.com/a2amesh/a2amesh/adk/schema"
+)
+
+// Label starts every answer of the offline model.
+const Label = "[offline model]"
+
+// Model is the offline model. The zero value is ready to use.
+type Model struct {
+	tools []*schema.ToolInfo
+}
+
+// New returns the offline model.
+func New() *Model { return &Model{} }
+
+// WithTools returns the model with tools it may call.
+func (m *Model) WithTools(tools []*schema.ToolInfo) (model.ChatModel, error) {
+	return &Model{tools: tools}, nil
+}
+
+// Generate returns the model's reply.
+func (m *Model) Generate(ctx context.Context, input []*schema.Message, _ ...model.Option) (*schema.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return m.reply(input), nil
+}
+
+// Stream returns the reply in chunks, tool-call arguments split across
+// deltas as endpoints send them.
+func (m *Model) Stream(ctx context.Context, input []*schema.Message, opts ...model.Option) (*schema.StreamReader[*schema.Message], error) {
+	msg, err := m.Generate(ctx, input, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return schema.FromSlice(schema.SplitMessage(msg, 4)), nil
+}
+
+// conversation is what the rules read from an input.
+type conversation struct {
+	instruction string // the system message, without the transfer section
+	targets     []target
+	request     string            // the last user message that is not context
+	results     []*schema.Message // tool results after the last assistant turn that called tools
+	said        []said            // what other agents said, as context
+	visited     map[string]bool   // agents the conversation was transferred from or to
+}
+
+type target struct{ name, desc string }
+
+type said struct{ agent, text string }
+
+var (
+	saidRe     = regexp.MustCompile(`(?s)^\[([^\]]+)\] said: (.*)$`)
+	transferRe = regexp.MustCompile(`\[([^\]]+)\] ` + "`" + adk.TransferToAgentToolName + "`" + ` tool returned result: successfully transferred to agent \[([^\]]+)\]`)
+	resultRe   = regexp.MustCompile(`transferred to agent \[([^\]]+)\]`)
+)
+
+func read(input []*schema.Message) *conversation {
+	c := &conversation{visited: map[string]bool{}}
+	lastUser := -1
+	for i, m := range input {
+		text := m.Text()
+		switch m.Role {
+		case schema.System:
+			c.instruction, c.targets = splitInstruction(text)
+		case schema.User:
+			if rest, ok := strings.CutPrefix(text, "For context:"); ok {
+				rest = strings.TrimSpace(rest)
+				if s := saidRe.FindStringSubmatch(rest); s != nil {
+					c.said = append(c.said, said{agent: s[1], text: s[2]})
+				}
+				for _, t := range transferRe.FindAllStringSubmatch(rest, -1) {
+					c.visited[t[1]], c.visited[t[2]] = true, true
+				}
+				continue
+			}
+			c.request, lastUser = text, i
+		case schema.Tool:
+			if m.ToolName == adk.TransferToAgentToolName {
+				if t := resultRe.FindStringSubmatch(text); t != nil {
+					c.visited[t[1]] = true
+				}
+			}
+		}
+	}
+	// The results of this agent's latest tool calls: the tool messages at
+	// the end, after the user's request.
+	for i := len(input) - 1; i > lastUser && input[i].Role == schema.Tool; i-- {
+		c.results = append([]*schema.Message{input[i]}, c.results...)
+	}
+	return c
+}
+
+// splitInstruction separates a transfer section (adk's format) from the
+// rest of an instruction.
+func splitInstruction(s string) (string, []target) {
+	at := strings.Index(s, adk.TransferTargetsHeader)
+	if at < 0 {
+		return s, nil
+	}
+	var targets []target
+	for _, line := range strings.Split(s[at+len(adk.TransferTargetsHeader):], "\n") {
+		line, ok := strings.CutPrefix(strings.TrimSpace(line), "- ")
+		if !ok {
+			continue
+		}
+		name, desc, _ := strings.Cut(line, ":")
+		targets = append(targets, target{name: strings.TrimSpace(name), desc: strings.TrimSpace(desc)})
+	}
+	// The transfer section follows the agent's own instruction; drop the
+	// paragraph that introduces it too.
+	own := s[:at]
+	if p := strings.LastIndex(strings.TrimRight(own, "\n"), "\n\n"); p >= 0 {
+		own = own[:p]
+	} else {
+		own = ""
+	}
+	return strings.TrimSpace(own), targets
+}
+
+func (m *Model) reply(input []*schema.Message) *schema.Message {
+	c := read(input)
+	var transfer, exit bool
+	var tools []*schema.ToolInfo
+	for _, t := range m.tools {
+		switch t.Name {
+		case adk.TransferToAgentToolName:
+			transfer = true
+		case adk.ExitToolName:
+			exit = true
+		default:
+			tools = append(tools, t)
+		}
+	}
+	answer := func(text string) *schema.Message {
+		text = Label + " " + text
+		if exit {
+			args, _ := json.Marshal(map[string]string{"final_result": text})
+			return m.call(input, adk.ExitToolName, string(args))
+		}
+		return m.finish(input, schema.AssistantMessage(text, nil))
+	}
+
+	if len(c.results) > 0 {
+		var parts []string
+		for _, r := range c.results {
+			parts = append(parts, unlabel(r.Text()))
+		}
+		return answer(strings.Join(parts, "\n"))
+	}
+
+	request := words(c.request)
+	best, bestTool := 0, (*schema.ToolInfo)(nil)
+	var bestArgs string
+	for _, t := range tools {
+		score := overlap(request, words(splitName(t.Name)+" "+t.Desc))
+		if score <= best {
+			continue
+		}
+		if args, ok := arguments(c.request, t.Params); ok {
+			best, bestTool, bestArgs = score, t, args
+		}
+	}
+	if transfer {
+		own := max(best, overlap(request, words(c.instruction)))
+		var dest string
+		for _, t := range c.targets {
+			if c.visited[t.name] {
+				continue
+			}
+			if s := overlap(request, words(splitName(t.name)+" "+t.desc)); s > own {
+				own, dest = s, t.name
+			}
+		}
+		if dest != "" {
+			args, _ := json.Marshal(map[string]string{"agent_name": dest})
+			return m.call(input, adk.TransferToAgentToolName, string(args))
+		}
+	}
+	if bestTool != nil {
+		return m.call(input, bestTool.Name, bestArgs)
+	}
+
+	text := "You asked: " + strings.TrimSpace(c.request)
+	if c.request == "" {
+		text = "There is no question to answer."
+	}
+	if n := len(c.said); n > 0 {
+		text += fmt.Sprintf("\nBuilding on what %s said: %s", c.said[n-1].agent, unlabel(c.said[n-1].text))
+	}
+	return answer(text)
+}
+
+// unlabel drops the label from text another offline answer produced, so
+// answers built on answers carry it once.
+func unlabel(text string) string {
+	return strings.TrimPrefix(strings.TrimSpace(text), Label+" ")
+}
+
+// call returns a message that calls one tool. Call ids count the calls so
+// far, so they are unique within a conversation.
+func (m *Model) call(input []*schema.Message, name, args string) *schema.Message {
+	n := 0
+	for _, msg := range input {
+		n += len(msg.ToolCalls)
+	}
+	msg := schema.AssistantMessage("", []schema.ToolCall{{
+		ID: "offline_call_" + strconv.Itoa(n+1), Type: "function",
+		Function: schema.FunctionCall{Name: name, Arguments: args},
+	}})
+	return m.finish(input, msg)
+}
+
+// finish adds usage, counted in words.
+func (m *Model) finish(input []*schema.Message, msg *schema.Message) *schema.Message {
+	prompt := 0
+	for _, in := range input {
+		prompt += len(strings.Fields(in.Text()))
+	}
+	completion := len(strings.Fields(msg.Content))
+	for _, tc := range msg.ToolCalls {
+		completion += 1 + len(strings.Fields(tc.Function.Arguments))
+	}
+	reason := "stop"
+	if len(msg.ToolCalls) > 0 {
+		reason = "tool_calls"
+	}
+	msg.ResponseMeta = &schema.ResponseMeta{FinishReason: reason, Usage: &schema.Usage{
+		PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion,
+	}}
+	return msg
+}
+
+// arguments finds in the request a value for every property of params; ok
+// is false when a required one cannot be found.
+func arguments(request string, params *schema.JSONSchema) (string, bool) {
+	args := map[string]any{}
+	if params != nil {
+		for name, p := range params.Properties {
+			v, found := extract(request, name, p)
+			if found {
+				args[name] = v
+			} else if slices.Contains(params.Required, name) {
+				return "", false
+			}
+		}
+	}
+	b, err := json.Marshal(args)
+	return string(b), err == nil
+}
+
+var (
+	numberRe  = regexp.MustCompile(`-?\d+(\.\d+)?`)
+	placeRe   = regexp.MustCompile(`\b(?:in|for|at|to|from|of|near)\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
+	capsRe    = regexp.MustCompile(`\b[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*`)
+	listSepRe = regexp.MustCompile(`(?i),|;|\band then\b|\bthen\b|\band\b`)
+)
+
+func extract(request, name string, p *schema.JSONSchema) (any, bool) {
+	if p == nil {
+		return nil, false
+	}
+	if len(p.Enum) > 0 {
+		lower := strings.ToLower(request)
+		for _, e := range p.Enum {
+			if s, ok := e.(string); ok && strings.Contains(lower, strings.ToLower(s)) {
+				return s, true
+			}
+		}
+		return nil, false
+	}
+	about := strings.ToLower(name + " " + p.Description)
+	switch p.Type {
+	case "integer", "number":
+		n := numberRe.FindString(request)
+		if n == "" {
+			return nil, false
+		}
+		if p.Type == "integer" {
+			i, err := strconv.Atoi(strings.SplitN(n, ".", 2)[0])
+			return i, err == nil
+		}
+		f, err := strconv.ParseFloat(n, 64)
+		return f, err == nil
+	case "boolean":
+		return false, false
+	case "array":
+		if p.Items == nil || p.Items.Type != "string" {
+			return nil, false
+		}
+		var items []string
+		for _, part := range listSepRe.Split(request, -1) {
+			if part = strings.Trim(strings.TrimSpace(part), ".?!"); part != "" {
+				items = append(items, part)
+			}
+		}
+		return items, len(items) > 0
+	case "string", "":
+		if containsAny(about, "city", "location", "place", "country", "town", "destination", "where") {
+			if m := placeRe.FindStringSubmatch(request); m != nil {
+				return m[1], true
+			}
+			// A capitalized name that is not a common word ("What's").
+			for _, name := range capsRe.FindAllString(request, -1) {
+				first, _, _ := strings.Cut(strings.ToLower(strings.Fields(name)[0]), "'")
+				if !stopWords[first] {
+					return name, true
+				}
+			}
+			return nil, false
+		}
+		if r := strings.TrimSpace(request); r != "" {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitName turns get_weather or WeatherAgent into words.
+func splitName(name string) string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.':
+			b.WriteByte(' ')
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			b.WriteByte(' ')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+		prev = r
+	}
+	return b.String()
+}
+
+// words returns the content words of s: lower case, without common words,
+// a plural s dropped.
+func words(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) < 3 || stopWords[w] {
+			continue
+		}
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// overlap counts the words of a that match a word of b; words match when
+// one starts the other and the shorter has four letters or more.
+func overlap(a, b []string) int {
+	n := 0
+	for _, x := range a {
+		for _, y := range b {
+			if x == y || len(x) >= 4 && len(y) >= 4 && (strings.HasPrefix(x, y) || strings.HasPrefix(y, x)) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// stopWords are words too common to say what a request is about.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`the and for are but not you your yours with this that these those from into
+		about what which who whom whose when where why how can could would should will shall may might must
+		does did done have has had was were been being its our ours their theirs them they then than
+		there here some any all each every other another such only own same too very just also please tell
+		give get got show let make made know need want like use using used one two out over under again
+		answer answers question questions request requests agent agents help helps thing things something
+		anything everything way ways able good best better well today now`) {
+		m[w] = true
+	}
+	return m
+}()
