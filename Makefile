@@ -17,8 +17,11 @@ run:
 # tests against a2a-go and @a2a-js/sdk), and a short run of every fuzzer.
 test: vet test-race fuzz-seed
 
+# bench/eino is a module of its own (Eino must not become a dependency);
+# vetting it keeps the side-by-side benchmark compiling.
 vet:
 	$(GO) vet ./...
+	cd bench/eino && $(GO) vet ./...
 
 test-race:
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
@@ -43,10 +46,12 @@ fuzz-seed:
 # Longer fuzzing: make fuzz FUZZTIME=10m
 fuzz: fuzz-seed
 
-# Side-by-side benchmarks with a2a-go v2.4.0: in-process (go test -bench)
-# and over the network (a2aload compare). See docs/benchmarks.md.
+# Side-by-side benchmarks: the A2A server with a2a-go v2.4.0 in process
+# (go test -bench) and over the network (a2aload compare); the ADK with
+# Eino v0.7.36. See docs/benchmarks.md.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
+	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
 	bin/a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 
 build:

@@ -169,3 +169,60 @@ func TestConcatMessages(t *testing.T) {
 		t.Fatalf("stream: %v %v", m, err)
 	}
 }
+
+func TestCopyOfCopy(t *testing.T) {
+	r, w := Pipe[int]()
+	first := r.Copy(2)
+	w.Send(1)
+	if v, _ := first[0].Recv(); v != 1 {
+		t.Fatal("first copy")
+	}
+	// Copying a copy that has read item 1 yields copies that start after it.
+	second := first[0].Copy(2)
+	w.Send(2)
+	w.Close()
+	for i, c := range second {
+		if got, err := drain(t, c); err != nil || !reflect.DeepEqual(got, []int{2}) {
+			t.Fatalf("copy %d of the copy got %v, %v", i, got, err)
+		}
+	}
+	if got, err := drain(t, first[1]); err != nil || !reflect.DeepEqual(got, []int{1, 2}) {
+		t.Fatalf("the other copy got %v, %v", got, err)
+	}
+
+	// Closing every reader, copies of copies included, closes the source.
+	r, w = Pipe[int]()
+	first = r.Copy(2)
+	second = first[1].Copy(3)
+	first[0].Close()
+	for _, c := range second {
+		c.Close()
+	}
+	if closed := w.Send(1); !closed {
+		t.Fatal("the source stayed open")
+	}
+	// Copies of a closed copy are closed.
+	for _, c := range first[0].Copy(2) {
+		if _, err := c.Recv(); !errors.Is(err, ErrStreamClosed) {
+			t.Fatalf("copy of a closed copy: %v", err)
+		}
+	}
+}
+
+func TestSplitMessageRoundTrip(t *testing.T) {
+	msg := &Message{Role: Assistant, Content: "héllo, wörld", ToolCalls: []ToolCall{
+		{ID: "a", Type: "function", Function: FunctionCall{Name: "f", Arguments: `{"x":1}`}},
+		{ID: "b", Type: "function", Function: FunctionCall{Name: "g", Arguments: `{}`}},
+	}}
+	for _, pieces := range []int{1, 3, 50} {
+		chunks := SplitMessage(msg, pieces)
+		got, err := ConcatMessages(chunks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Content != msg.Content || len(got.ToolCalls) != 2 || got.ToolCalls[0].Function != msg.ToolCalls[0].Function ||
+			got.ToolCalls[1].ID != "b" || got.ResponseMeta.FinishReason != "tool_calls" {
+			t.Fatalf("%d pieces: %+v", pieces, got)
+		}
+	}
+}

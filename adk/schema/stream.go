@@ -183,8 +183,15 @@ func (r *StreamReader[T]) Close() {
 
 // Copy returns n readers that each yield every item of r; r must not be
 // used afterwards. Items are read from r once, as the first copy needs
-// them, and kept until every copy has them or is closed.
+// them, and kept until every copy has them or is closed. n must be
+// positive.
 func (r *StreamReader[T]) Copy(n int) []*StreamReader[T] {
+	if n < 1 {
+		panic("schema: Copy of a stream into fewer than one reader")
+	}
+	if r.tape != nil {
+		return r.tape.split(r, n)
+	}
 	t := &tape[T]{src: r, open: n, pos: make(map[*StreamReader[T]]int, n)}
 	t.cond = sync.NewCond(&t.mu)
 	out := make([]*StreamReader[T], n)
@@ -206,6 +213,26 @@ type tape[T any] struct {
 	fetching bool
 	open     int
 	pos      map[*StreamReader[T]]int // next stream index per open copy
+}
+
+// split replaces copy r by n copies at its position, so copying a copy
+// costs no second tape.
+func (t *tape[T]) split(r *StreamReader[T], n int) []*StreamReader[T] {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*StreamReader[T], n)
+	pos, open := t.pos[r]
+	for i := range out {
+		out[i] = &StreamReader[T]{tape: t}
+		if open {
+			t.pos[out[i]] = pos // copies of a closed copy stay closed
+		}
+	}
+	if open {
+		delete(t.pos, r)
+		t.open += n - 1
+	}
+	return out
 }
 
 func (t *tape[T]) recv(r *StreamReader[T]) (T, error) {
