@@ -36,6 +36,18 @@ func routerTree(t *testing.T, router, weather, chat model.ChatModel) adk.Agent {
 	return root
 }
 
+// weatherTranscript is the seed's transfer run: the router's transfer, the
+// weather agent's tool call and result, and its answer.
+func weatherTranscript(answer string) []string {
+	return []string{
+		`RouterAgent [RouterAgent] calls transfer_to_agent{"agent_name":"WeatherAgent"}`,
+		`RouterAgent [RouterAgent] tool transfer_to_agent: successfully transferred to agent [WeatherAgent] => transfer WeatherAgent`,
+		`WeatherAgent [RouterAgent WeatherAgent] calls get_weather{"city":"Beijing"}`,
+		`WeatherAgent [RouterAgent WeatherAgent] tool get_weather: the temperature in Beijing is 25°C`,
+		`WeatherAgent [RouterAgent WeatherAgent] says "` + answer + `"`,
+	}
+}
+
 func TestTransferScenario(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		t.Run(map[bool]string{false: "generate", true: "stream"}[streaming], func(t *testing.T) {
@@ -45,13 +57,7 @@ func TestTransferScenario(t *testing.T) {
 			ctx := context.Background()
 			runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: routerTree(t, router, weather, chat), EnableStreaming: streaming})
 			evs := drain(t, runner.Query(ctx, "What's the weather in Beijing?"))
-			expectEvents(t, evs,
-				`RouterAgent [RouterAgent] calls transfer_to_agent{"agent_name":"WeatherAgent"}`,
-				`RouterAgent [RouterAgent] tool transfer_to_agent: successfully transferred to agent [WeatherAgent] => transfer WeatherAgent`,
-				`WeatherAgent [RouterAgent WeatherAgent] calls get_weather{"city":"Beijing"}`,
-				`WeatherAgent [RouterAgent WeatherAgent] tool get_weather: the temperature in Beijing is 25°C`,
-				`WeatherAgent [RouterAgent WeatherAgent] says "It is 25°C in Beijing."`,
-			)
+			expectEvents(t, evs, weatherTranscript("It is 25°C in Beijing.")...)
 			if evs[0].Output.MessageOutput.Role != schema.Assistant || evs[1].Output.MessageOutput.ToolName != adk.TransferToAgentToolName {
 				t.Fatalf("roles: %+v %+v", evs[0].Output.MessageOutput, evs[1].Output.MessageOutput)
 			}
@@ -259,13 +265,7 @@ func TestTransferOverOpenAI(t *testing.T) {
 		ctx := context.Background()
 		runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: routerTree(t, m, m, m), EnableStreaming: streaming})
 		evs := drain(t, runner.Query(ctx, "What's the weather in Beijing?"))
-		expectEvents(t, evs,
-			`RouterAgent [RouterAgent] calls transfer_to_agent{"agent_name":"WeatherAgent"}`,
-			`RouterAgent [RouterAgent] tool transfer_to_agent: successfully transferred to agent [WeatherAgent] => transfer WeatherAgent`,
-			`WeatherAgent [RouterAgent WeatherAgent] calls get_weather{"city":"Beijing"}`,
-			`WeatherAgent [RouterAgent WeatherAgent] tool get_weather: the temperature in Beijing is 25°C`,
-			`WeatherAgent [RouterAgent WeatherAgent] says "It is 25°C in Beijing."`,
-		)
+		expectEvents(t, evs, weatherTranscript("It is 25°C in Beijing.")...)
 		if u := evs[4].Output.MessageOutput.Message.ResponseMeta.Usage; u == nil || u.TotalTokens != 56 {
 			t.Fatalf("usage %+v", u)
 		}
