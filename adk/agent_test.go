@@ -82,17 +82,21 @@ func TestMaxIterations(t *testing.T) {
 func TestPanicsBecomeEvents(t *testing.T) {
 	ctx := context.Background()
 	boom := mustTool(t, "boom", "panics", func(context.Context, struct{}) (string, error) { panic("tool exploded") })
-	a := newAgent(t, "A", "", "", modeltest.New(callTool("boom", `{}`), answer("recovered")), boom)
-	expectEvents(t, drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: a}).Query(ctx, "x")),
+	a := newAgent(t, "A", "", "", modeltest.New(callTool("boom", `{}`), answer("never")), boom)
+	evs := drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: a}).Query(ctx, "x"))
+	expectEvents(t, evs,
 		`A [A] calls boom{}`,
-		`A [A] tool boom: error: tool boom failed: panic: tool exploded`,
-		`A [A] says "recovered"`,
+		`A [A] error: agent A: tool boom panicked: tool exploded`,
 	)
+	var tpe *tool.PanicError
+	if !errors.As(evs[1].Err, &tpe) || len(tpe.Stack) == 0 {
+		t.Fatalf("the tool's panic is not a tool.PanicError: %v", evs[1].Err)
+	}
 
 	m := modeltest.FromScript(func(context.Context, int, []*schema.Message, []*schema.ToolInfo) (*schema.Message, error) {
 		panic("model exploded")
 	})
-	evs := drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: newAgent(t, "B", "", "", m)}).Query(ctx, "x"))
+	evs = drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: newAgent(t, "B", "", "", m)}).Query(ctx, "x"))
 	var pe *adk.PanicError
 	if len(evs) != 1 || !errors.As(evs[0].Err, &pe) || pe.Agent != "B" || len(pe.Stack) == 0 || evs[0].RunPath[0].AgentName != "B" {
 		t.Fatalf("events %q", describeAll(evs))

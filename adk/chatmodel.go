@@ -275,9 +275,13 @@ func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts 
 		}
 
 		calls := make([]toolCall, len(msg.ToolCalls))
-		results := p.tools.Run(ctx, msg.ToolCalls, func(ctx context.Context, i int) context.Context {
+		results, err := p.tools.Run(ctx, msg.ToolCalls, func(ctx context.Context, i int) context.Context {
 			return context.WithValue(ctx, toolCallKey{}, &calls[i])
 		})
+		if err != nil {
+			fail(fmt.Errorf("agent %s: %w", a.cfg.Name, err))
+			return
+		}
 		var direct *schema.Message
 		ends := false
 		for i, r := range results {

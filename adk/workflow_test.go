@@ -279,3 +279,56 @@ func (p *probeAgent) Run(ctx context.Context, _ *adk.AgentInput, _ ...adk.AgentR
 	gen.Close()
 	return it
 }
+
+func TestStepAfterTransferSeesTheWholeStep(t *testing.T) {
+	// A workflow step that transfers: the next step sees what the agent
+	// transferred to said, although that agent ran below the step's RunPath.
+	ctx := context.Background()
+	router := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"WeatherAgent"}`))
+	weather := modeltest.New(answer("sunny"))
+	step := routerTree(t, router, weather, modeltest.New())
+	nextModel := modeltest.New(answer("noted"))
+	seq, err := adk.NewSequentialAgent(ctx, &adk.SequentialAgentConfig{Name: "Seq", SubAgents: []adk.Agent{step, newAgent(t, "Next", "", "", nextModel)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: seq}).Query(ctx, "weather?"))
+	if d := describe(evs[2]); d != `WeatherAgent [Seq RouterAgent WeatherAgent] says "sunny"` {
+		t.Fatalf("events %q", describeAll(evs))
+	}
+	if d := describe(evs[3]); d != `Next [Seq RouterAgent Next] says "noted"` {
+		t.Fatalf("events %q", describeAll(evs))
+	}
+	got := describeInput(nextModel.Calls()[0].Input)
+	if len(got) != 4 || got[3] != "user: For context: [WeatherAgent] said: sunny" {
+		t.Fatalf("Next's input %q", got)
+	}
+	// A step inside a workflow cannot transfer back to the workflow: the
+	// router, a step, has no parent to offer.
+	if strings.Contains(router.Calls()[0].Input[0].Content, "- Seq:") {
+		t.Fatal("a step offered its workflow as a transfer target")
+	}
+}
+
+func TestAsyncIterator(t *testing.T) {
+	it, gen := adk.NewAsyncIteratorPair[int]()
+	for i := range 1000 {
+		gen.Send(i) // never blocks, nobody is reading yet
+	}
+	go func() {
+		gen.Send(1000)
+		gen.Close()
+	}()
+	for want := 0; ; want++ {
+		v, ok := it.Next()
+		if !ok {
+			if want != 1001 {
+				t.Fatalf("ended after %d items", want)
+			}
+			return
+		}
+		if v != want {
+			t.Fatalf("item %d is %d", want, v)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -42,50 +43,68 @@ func (n *Node) Infos() []*schema.ToolInfo { return n.infos }
 // Has reports whether the node has a tool of that name.
 func (n *Node) Has(name string) bool { _, ok := n.tools[name]; return ok }
 
+// PanicError is what Run returns when a tool panics: a bug in the tool,
+// which the caller should report rather than hand to the model.
+type PanicError struct {
+	Tool  string
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("tool %s panicked: %v", e.Tool, e.Value) }
+
 // Run executes the calls concurrently and returns one tool message per
 // call, in call order. A call that fails (an unknown tool, bad arguments,
-// an error, a panic) gets a result that says so, for the model to read;
-// nothing a tool does stops the others. ctxFor, when not nil, gives each
-// call a context of its own derived from ctx.
-func (n *Node) Run(ctx context.Context, calls []schema.ToolCall, ctxFor func(ctx context.Context, i int) context.Context) []*schema.Message {
+// an error) gets a result that says so, for the model to read; nothing a
+// tool does stops the others. A tool that panics gets such a result too,
+// and Run also returns the panic as a *PanicError. ctxFor, when not nil,
+// gives each call a context of its own derived from ctx.
+func (n *Node) Run(ctx context.Context, calls []schema.ToolCall, ctxFor func(ctx context.Context, i int) context.Context) ([]*schema.Message, error) {
 	out := make([]*schema.Message, len(calls))
+	panics := make([]*PanicError, len(calls))
 	run := func(i int) {
 		cctx := ctx
 		if ctxFor != nil {
 			cctx = ctxFor(ctx, i)
 		}
-		out[i] = n.call(cctx, &calls[i])
+		out[i], panics[i] = n.call(cctx, &calls[i])
 	}
 	if len(calls) == 1 {
 		run(0) // the common case needs no goroutine
-		return out
+	} else {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(i)
+			}()
+		}
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	for i := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(i)
-		}()
+	for _, p := range panics {
+		if p != nil {
+			return out, p
+		}
 	}
-	wg.Wait()
-	return out
+	return out, nil
 }
 
-func (n *Node) call(ctx context.Context, c *schema.ToolCall) (msg *schema.Message) {
+func (n *Node) call(ctx context.Context, c *schema.ToolCall) (msg *schema.Message, perr *PanicError) {
 	name := c.Function.Name
 	defer func() {
 		if p := recover(); p != nil {
-			msg = schema.ToolMessage(fmt.Sprintf("error: tool %s failed: panic: %v", name, p), c.ID, name)
+			perr = &PanicError{Tool: name, Value: p, Stack: debug.Stack()}
+			msg = schema.ToolMessage("error: "+perr.Error(), c.ID, name)
 		}
 	}()
 	t, ok := n.tools[name]
 	if !ok {
-		return schema.ToolMessage(fmt.Sprintf("error: there is no tool %q; the tools are %s", name, strings.Join(n.names, ", ")), c.ID, name)
+		return schema.ToolMessage(fmt.Sprintf("error: there is no tool %q; the tools are %s", name, strings.Join(n.names, ", ")), c.ID, name), nil
 	}
 	result, err := t.Run(ctx, c.Function.Arguments)
 	if err != nil {
-		return schema.ToolMessage("error: "+err.Error(), c.ID, name)
+		return schema.ToolMessage("error: "+err.Error(), c.ID, name), nil
 	}
-	return schema.ToolMessage(result, c.ID, name)
+	return schema.ToolMessage(result, c.ID, name), nil
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,22 +62,29 @@ func TestFromFuncSchema(t *testing.T) {
 }
 
 func TestNode(t *testing.T) {
-	var running, peak atomic.Int32
+	// The three slow calls wait for one another: run one by one, they would
+	// never finish (the context's deadline fails the test instead).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var arrived sync.WaitGroup
+	arrived.Add(3)
+	allThere := make(chan struct{})
+	go func() { arrived.Wait(); close(allThere) }()
 	slow, _ := tool.FromFunc("slow", "waits", func(ctx context.Context, in struct {
 		N int `json:"n"`
 	}) (string, error) {
-		if n := running.Add(1); n > peak.Load() {
-			peak.Store(n)
+		arrived.Done()
+		select {
+		case <-allThere:
+		case <-ctx.Done():
+			return "", ctx.Err()
 		}
-		time.Sleep(20 * time.Millisecond)
-		running.Add(-1)
 		if in.N == 3 {
 			return "", errors.New("three is bad")
 		}
 		return strings.Repeat("x", in.N), nil
 	})
 	boom, _ := tool.FromFunc("boom", "panics", func(context.Context, struct{}) (string, error) { panic("kaboom") })
-	ctx := context.Background()
 	node, err := tool.NewNode(ctx, []tool.Tool{slow, boom})
 	if err != nil {
 		t.Fatal(err)
@@ -89,15 +96,16 @@ func TestNode(t *testing.T) {
 		{ID: "d", Function: schema.FunctionCall{Name: "boom"}},
 		{ID: "e", Function: schema.FunctionCall{Name: "nope"}},
 	}
-	got := node.Run(ctx, calls, nil)
-	want := []string{"x", "xx", "error: three is bad", "error: tool boom failed: panic: kaboom", `error: there is no tool "nope"; the tools are boom, slow`}
+	got, err := node.Run(ctx, calls, nil)
+	var pe *tool.PanicError
+	if !errors.As(err, &pe) || pe.Tool != "boom" || pe.Value != "kaboom" || len(pe.Stack) == 0 {
+		t.Fatalf("the panic came back as %v", err)
+	}
+	want := []string{"x", "xx", "error: three is bad", "error: tool boom panicked: kaboom", `error: there is no tool "nope"; the tools are boom, slow`}
 	for i, m := range got {
 		if m.Role != schema.Tool || m.ToolCallID != calls[i].ID || m.ToolName != calls[i].Function.Name || m.Content != want[i] {
 			t.Errorf("result %d = %+v, want %q", i, m, want[i])
 		}
-	}
-	if peak.Load() < 2 {
-		t.Errorf("calls of one turn did not run concurrently (peak %d)", peak.Load())
 	}
 	if _, err := tool.NewNode(ctx, []tool.Tool{slow, slow}); err == nil {
 		t.Fatal("duplicate tool names accepted")
