@@ -55,7 +55,7 @@ type AgentInput struct {
 
 // RunStep is one agent on a RunPath.
 type RunStep struct {
-	AgentName string
+	AgentName string `json:"agent"`
 }
 
 func (s RunStep) String() string { return s.AgentName }
@@ -117,39 +117,33 @@ func (v *MessageVariant) GetMessage() (*schema.Message, error) {
 // AgentAction is what an agent asks of the agents around it.
 type AgentAction struct {
 	// Exit ends the run of the agent and of the workflow it is a step of.
-	Exit bool
+	Exit bool `json:"exit,omitempty"`
 	// Interrupted says the agent stopped to wait for input.
-	Interrupted *InterruptInfo
+	Interrupted *InterruptInfo `json:"interrupted,omitempty"`
 	// TransferToAgent hands the conversation to another agent when the
 	// producing agent ends.
-	TransferToAgent *TransferToAgentAction
+	TransferToAgent *TransferToAgentAction `json:"transfer_to_agent,omitempty"`
 	// BreakLoop ends the nearest enclosing Loop agent.
-	BreakLoop *BreakLoopAction
+	BreakLoop *BreakLoopAction `json:"break_loop,omitempty"`
 	// CustomizedAction is for application-defined actions; the framework
 	// passes it on untouched.
-	CustomizedAction any
+	CustomizedAction any `json:"customized_action,omitempty"`
 }
 
 // TransferToAgentAction names the agent to hand over to.
 type TransferToAgentAction struct {
-	DestAgentName string
+	DestAgentName string `json:"dest_agent_name"`
 }
 
 // BreakLoopAction ends a Loop agent. The Loop that handles it sets Done and
 // CurrentIterations, so enclosing loops ignore it.
 type BreakLoopAction struct {
 	// From names the agent that asked for the break.
-	From string
-	Done bool
+	From string `json:"from"`
+	Done bool   `json:"done,omitempty"`
 	// CurrentIterations is the iteration (counting from 0) that was
 	// broken.
-	CurrentIterations int
-}
-
-// InterruptInfo is what an interrupted agent leaves for its caller.
-type InterruptInfo struct {
-	// Data is what to show whoever is to provide the input.
-	Data any
+	CurrentIterations int `json:"current_iterations,omitempty"`
 }
 
 // NewExitAction returns an action that ends the run.

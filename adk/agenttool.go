@@ -31,30 +31,81 @@ type agentTool struct {
 
 func (t *agentTool) Info(context.Context) (*schema.ToolInfo, error) { return t.info, nil }
 
+// agentToolState is what an agent tool keeps when the agent it runs is
+// interrupted: that run's history and frame (its values are the caller's).
+type agentToolState struct {
+	Session sessionRecord `json:"session"`
+	Frame   *frame        `json:"frame"`
+}
+
 func (t *agentTool) Run(ctx context.Context, arguments string) (string, error) {
-	var args struct {
-		Request string `json:"request"`
-	}
-	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
-		return "", fmt.Errorf("%s needs {\"request\": \"...\"}: %w", t.info.Name, err)
-	}
+	c, inCall := ctx.Value(toolCallKey{}).(*toolCall)
+	outer := stateOf(ctx)
 	var vals *values
-	if st := stateOf(ctx); st != nil {
-		vals = st.session.values
+	inner := &runState{}
+	if outer != nil {
+		vals = outer.session.values
+		inner.resume = outer.resume
 	}
-	in := &AgentInput{Messages: []*schema.Message{schema.UserMessage(args.Request)}}
-	ctx = withState(ctx, &runState{session: newSession(vals, in)})
+	if inCall {
+		inner.prefix = c.id + ">"
+	}
 
 	var answer *MessageVariant
 	var failure error
-	t.agent.runInline(ctx, in, nil, func(ev *AgentEvent) {
+	var points []*InterruptPoint
+	collect := func(ev *AgentEvent) {
 		switch {
 		case ev.Err != nil:
 			failure = ev.Err
+		case ev.Action != nil && ev.Action.Interrupted != nil:
+			points = append(points, ev.Action.Interrupted.Points...)
 		case ev.Output != nil && ev.Output.MessageOutput != nil:
 			answer = ev.Output.MessageOutput
 		}
-	})
+	}
+
+	var f *frame
+	if saved, ok, err := GetInterruptState[agentToolState](ctx); err != nil {
+		return "", err
+	} else if ok {
+		s, err := restoreSession(&saved.Session, nil, vals)
+		if err != nil {
+			return "", err
+		}
+		inner.session = s
+		f = t.agent.resumeInline(withState(ctx, inner), saved.Frame, nil, collect)
+	} else {
+		var args struct {
+			Request string `json:"request"`
+		}
+		if err := json.Unmarshal([]byte(arguments), &args); err != nil {
+			return "", fmt.Errorf("%s needs {\"request\": \"...\"}: %w", t.info.Name, err)
+		}
+		in := &AgentInput{Messages: []*schema.Message{schema.UserMessage(args.Request)}}
+		inner.session = newSession(vals, in)
+		f = t.agent.runInline(withState(ctx, inner), in, nil, collect)
+	}
+
+	if f != nil {
+		if !inCall {
+			return "", fmt.Errorf("agent %s was interrupted outside a ChatModelAgent's tool call", t.info.Name)
+		}
+		rec, err := inner.session.snapshot(nil) // the caller's checkpoint has the values
+		if err != nil {
+			return "", err
+		}
+		raw, err := json.Marshal(&agentToolState{Session: rec, Frame: f})
+		if err != nil {
+			return "", err
+		}
+		info := any(nil)
+		if len(points) > 0 {
+			info = points[0].Info
+		}
+		c.interrupt = &pendingInterrupt{info: info, state: raw, points: points}
+		return "", ErrInterrupted
+	}
 	if failure != nil {
 		return "", failure
 	}

@@ -209,22 +209,21 @@ func (a *ChatModelAgent) Run(ctx context.Context, input *AgentInput, opts ...Age
 	return spawn(a.cfg.Name, func(emit emitFunc) { a.runInline(ctx, input, opts, emit) })
 }
 
-func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) {
-	fail := func(err error) { emit(&AgentEvent{AgentName: a.cfg.Name, Err: err}) }
+// runInline runs the agent; it returns its frame when a tool call
+// interrupted.
+func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) *frame {
 	p, err := a.prepare(ctx)
 	if err != nil {
-		fail(err)
-		return
+		a.fail(emit, err)
+		return nil
 	}
 	if input == nil {
 		input = &AgentInput{}
 	}
-	o := GetImplSpecificOptions[chatModelOptions](nil, opts...)
-
 	instruction, err := fillInstruction(ctx, a.cfg.Instruction)
 	if err != nil {
-		fail(fmt.Errorf("adk: instruction of %s: %w", a.cfg.Name, err))
-		return
+		a.fail(emit, fmt.Errorf("adk: instruction of %s: %w", a.cfg.Name, err))
+		return nil
 	}
 	if p.transfer != "" {
 		if instruction != "" {
@@ -235,8 +234,8 @@ func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts 
 	var msgs []*schema.Message
 	if a.cfg.GenModelInput != nil {
 		if msgs, err = a.cfg.GenModelInput(ctx, instruction, input); err != nil {
-			fail(fmt.Errorf("adk: model input of %s: %w", a.cfg.Name, err))
-			return
+			a.fail(emit, fmt.Errorf("adk: model input of %s: %w", a.cfg.Name, err))
+			return nil
 		}
 	} else {
 		msgs = make([]*schema.Message, 0, len(input.Messages)+5)
@@ -245,67 +244,164 @@ func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts 
 		}
 		msgs = append(msgs, input.Messages...)
 	}
+	r := &react{a: a, p: p, o: GetImplSpecificOptions[chatModelOptions](nil, opts...), streaming: input.EnableStreaming, emit: emit}
+	return r.loop(ctx, msgs, 0, nil)
+}
 
+// resumeInline continues the turn of tool calls that was interrupted.
+func (a *ChatModelAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunOption, emit emitFunc) *frame {
+	p, err := a.prepare(ctx)
+	if err != nil {
+		a.fail(emit, err)
+		return nil
+	}
+	cf := f.Chat
+	if cf == nil || len(cf.Messages) == 0 || len(cf.Calls) != len(cf.Messages[len(cf.Messages)-1].ToolCalls) {
+		a.fail(emit, fmt.Errorf("%w: agent %s has no turn to resume", ErrBadCheckPoint, a.cfg.Name))
+		return nil
+	}
+	streaming := false
+	if st := stateOf(ctx); st != nil {
+		streaming = st.session.streaming
+	}
+	r := &react{a: a, p: p, o: GetImplSpecificOptions[chatModelOptions](nil, opts...), streaming: streaming, emit: emit}
+	return r.loop(ctx, cf.Messages, cf.Iteration, cf.Calls)
+}
+
+func (a *ChatModelAgent) fail(emit emitFunc, err error) {
+	emit(&AgentEvent{AgentName: a.cfg.Name, Err: err})
+}
+
+// react is one run of a ChatModelAgent's loop.
+type react struct {
+	a         *ChatModelAgent
+	p         *preparedAgent
+	o         *chatModelOptions
+	streaming bool
+	emit      emitFunc
+}
+
+// loop calls the model and runs the tools it asks for until it answers.
+// With pending set, it first finishes the turn of tool calls that msgs ends
+// with.
+func (r *react) loop(ctx context.Context, msgs []*schema.Message, iter int, pending []callFrame) *frame {
+	a := r.a
 	maxIter := a.cfg.MaxIterations
 	if maxIter == 0 {
 		maxIter = DefaultMaxIterations
 	}
-	for iter := 0; ; iter++ {
-		if iter == maxIter {
-			fail(fmt.Errorf("agent %s: %w (MaxIterations is %d)", a.cfg.Name, ErrMaxIterations, maxIter))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			fail(fmt.Errorf("agent %s: %w", a.cfg.Name, err))
-			return
-		}
-		msg, err := a.callModel(ctx, p.model, msgs, input.EnableStreaming, o.modelOptions, emit)
-		if err != nil {
-			fail(fmt.Errorf("agent %s: model: %w", a.cfg.Name, err))
-			return
-		}
-		msgs = append(msgs, msg)
-		if len(msg.ToolCalls) == 0 {
-			a.storeOutput(ctx, msg.Content)
-			return
-		}
-		if p.tools == nil {
-			fail(fmt.Errorf("agent %s: the model called %s, but the agent has no tools", a.cfg.Name, msg.ToolCalls[0].Function.Name))
-			return
-		}
-
-		calls := make([]toolCall, len(msg.ToolCalls))
-		results, err := p.tools.Run(ctx, msg.ToolCalls, func(ctx context.Context, i int) context.Context {
-			return context.WithValue(ctx, toolCallKey{}, &calls[i])
-		})
-		if err != nil {
-			fail(fmt.Errorf("agent %s: %w", a.cfg.Name, err))
-			return
-		}
-		var direct *schema.Message
-		ends := false
-		for i, r := range results {
-			ev := &AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
-				Message: r, Role: schema.Tool, ToolName: r.ToolName,
-			}}}
-			if act := calls[i].action; act != nil {
-				ev.Action = act
-				ends = ends || act.Exit || act.TransferToAgent != nil || act.Interrupted != nil
+	for ; ; iter++ {
+		calls := pending
+		pending = nil
+		if calls == nil {
+			if iter == maxIter {
+				a.fail(r.emit, fmt.Errorf("agent %s: %w (MaxIterations is %d)", a.cfg.Name, ErrMaxIterations, maxIter))
+				return nil
 			}
-			emit(ev)
-			msgs = append(msgs, r)
-			if direct == nil && p.returnDirectly[r.ToolName] {
-				direct = r
+			if err := ctx.Err(); err != nil {
+				a.fail(r.emit, fmt.Errorf("agent %s: %w", a.cfg.Name, err))
+				return nil
 			}
+			msg, err := a.callModel(ctx, r.p.model, msgs, r.streaming, r.o.modelOptions, r.emit)
+			if err != nil {
+				a.fail(r.emit, fmt.Errorf("agent %s: model: %w", a.cfg.Name, err))
+				return nil
+			}
+			msgs = append(msgs, msg)
+			if len(msg.ToolCalls) == 0 {
+				a.storeOutput(ctx, msg.Content)
+				return nil
+			}
+			if r.p.tools == nil {
+				a.fail(r.emit, fmt.Errorf("agent %s: the model called %s, but the agent has no tools", a.cfg.Name, msg.ToolCalls[0].Function.Name))
+				return nil
+			}
+			calls = make([]callFrame, len(msg.ToolCalls))
 		}
-		if direct != nil {
-			a.storeOutput(ctx, direct.Content)
-			return
+		f, done, err := r.turn(ctx, msgs, iter, calls)
+		switch {
+		case err != nil:
+			a.fail(r.emit, fmt.Errorf("agent %s: %w", a.cfg.Name, err))
+			return nil
+		case f != nil:
+			return f
+		case done:
+			return nil
 		}
-		if ends {
-			return
+		for i := range calls {
+			msgs = append(msgs, calls[i].Result)
 		}
 	}
+}
+
+// turn runs the tool calls of the assistant message msgs ends with that
+// have no result yet, and emits their results. It returns the agent's
+// frame when a call interrupted, or done when a result ends the run (a
+// tool that returns directly, or a transfer, exit or interrupt action).
+func (r *react) turn(ctx context.Context, msgs []*schema.Message, iter int, calls []callFrame) (f *frame, done bool, err error) {
+	a := r.a
+	toolCalls := msgs[len(msgs)-1].ToolCalls
+	st := stateOf(ctx)
+	path := []RunStep{{AgentName: a.cfg.Name}}
+	prefix := ""
+	if st != nil {
+		path, prefix = st.path, st.prefix
+	}
+
+	var todo []int // the calls to run now
+	for i := range calls {
+		if calls[i].Result == nil {
+			todo = append(todo, i)
+		}
+	}
+	slots := make([]toolCall, len(todo))
+	run := make([]schema.ToolCall, len(todo))
+	for k, i := range todo {
+		slots[k] = toolCall{id: pointID(prefix, path, toolCalls[i].ID), resumed: calls[i].Interrupted, resumedState: calls[i].State}
+		run[k] = toolCalls[i]
+	}
+	results, err := r.p.tools.Run(ctx, run, func(ctx context.Context, k int) context.Context {
+		return context.WithValue(ctx, toolCallKey{}, &slots[k])
+	})
+	if err != nil {
+		return nil, false, err
+	}
+
+	var points []*InterruptPoint
+	for k, i := range todo {
+		slot := &slots[k]
+		if p := slot.interrupt; p != nil {
+			calls[i] = callFrame{Interrupted: true, State: p.state}
+			if len(p.points) > 0 {
+				points = append(points, p.points...)
+			} else {
+				points = append(points, &InterruptPoint{ID: slot.id, Agent: a.cfg.Name, RunPath: path, Tool: toolCalls[i].Function.Name, Info: p.info})
+			}
+			continue
+		}
+		calls[i] = callFrame{Result: results[k], Action: slot.action}
+		ev := &AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
+			Message: results[k], Role: schema.Tool, ToolName: results[k].ToolName,
+		}}, Action: slot.action}
+		r.emit(ev)
+	}
+	if len(points) > 0 {
+		r.emit(&AgentEvent{AgentName: a.cfg.Name, Action: &AgentAction{Interrupted: &InterruptInfo{Data: points[0].Info, Points: points}}})
+		return &frame{Chat: &chatFrame{Messages: msgs, Iteration: iter, Calls: calls}}, false, nil
+	}
+
+	for i := range calls {
+		if act := calls[i].Action; act != nil && (act.Exit || act.TransferToAgent != nil || act.Interrupted != nil) {
+			done = true
+		}
+	}
+	for i := range calls {
+		if res := calls[i].Result; r.p.returnDirectly[res.ToolName] {
+			a.storeOutput(ctx, res.Content)
+			return nil, true, nil
+		}
+	}
+	return nil, done, nil
 }
 
 // callModel asks the model for its next message and emits it, streamed when
@@ -341,9 +437,13 @@ func (a *ChatModelAgent) storeOutput(ctx context.Context, answer string) {
 	}
 }
 
-// toolCall is what a tool call tells the agent besides its result.
+// toolCall is a tool call's side of the conversation with its agent.
 type toolCall struct {
-	action *AgentAction
+	id           string          // the call's interrupt point id
+	resumed      bool            // the call runs again after it interrupted
+	resumedState json.RawMessage // the state it saved then
+	action       *AgentAction    // set by SendToolGenAction
+	interrupt    *pendingInterrupt
 }
 
 type toolCallKey struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"encoding/json"
 	"runtime/debug"
 	"strings"
 
@@ -62,9 +63,11 @@ type emitFunc func(*AgentEvent)
 
 // inlineAgent is implemented by this package's agents: they run on the
 // calling goroutine and hand their events to emit, so a run that passes
-// through many agents needs one goroutine, not one per agent.
+// through many agents needs one goroutine, not one per agent. Both methods
+// return the agent's frame when it was interrupted, nil when it ended.
 type inlineAgent interface {
-	runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc)
+	runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) *frame
+	resumeInline(ctx context.Context, f *frame, opts []AgentRunOption, emit emitFunc) *frame
 }
 
 // flowAgent is an agent in a tree: it builds the agent's input from the
@@ -79,6 +82,9 @@ type flowAgent struct {
 	parent         *flowAgent
 	disallowParent bool
 	rewriter       HistoryRewriter
+	// transferTo are the agents to transfer to when the agent ends on its
+	// own (AgentWithDeterministicTransferTo).
+	transferTo []string
 }
 
 func (a *flowAgent) Name(context.Context) string        { return a.name }
@@ -207,34 +213,70 @@ func spawn(agent string, fn func(emitFunc)) *AsyncIterator[*AgentEvent] {
 	return it
 }
 
-// runInline runs the agent as part of the run ctx belongs to (a new run
-// when it belongs to none), then the agent it transfers to.
-func (a *flowAgent) runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) {
+// enter places the agent in the run ctx belongs to (a new run when it
+// belongs to none) and returns its context, session and RunPath.
+func (a *flowAgent) enter(ctx context.Context, input *AgentInput, opts []AgentRunOption) (context.Context, *session, []RunStep) {
 	st := stateOf(ctx)
-	var s *session
-	var path []RunStep
-	if st == nil || len(st.path) == 0 {
-		if st == nil {
-			s = newSession(nil, input)
-			if vals := commonOptions(opts).sessionValues; vals != nil {
-				s.values.set(vals)
-			}
-		} else {
-			s = st.session
+	if st == nil {
+		s := newSession(nil, input)
+		if vals := commonOptions(opts).sessionValues; vals != nil {
+			s.values.set(vals)
 		}
+		st = &runState{session: s}
+	}
+	var path []RunStep
+	if len(st.path) == 0 {
 		path = []RunStep{{AgentName: a.name}}
 	} else {
-		s = st.session
 		path = appendPath(st.path, a.name)
 	}
-	ctx = withState(ctx, &runState{session: s, path: path})
+	return withState(ctx, st.at(path)), st.session, path
+}
 
+// runInline runs the agent as part of the run ctx belongs to, then the
+// agent it transfers to.
+func (a *flowAgent) runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) *frame {
+	ctx, s, path := a.enter(ctx, input, opts)
 	in, err := a.input(ctx, s, path)
 	if err != nil {
 		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: err})
-		return
+		return nil
 	}
+	return a.drive(ctx, s, path, opts, emit, func(own emitFunc, innerOpts []AgentRunOption) *frame {
+		return a.runAgent(ctx, path, in, innerOpts, own)
+	})
+}
 
+// resumeInline continues the agent, or the agent it transferred to, from
+// f.
+func (a *flowAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunOption, emit emitFunc) *frame {
+	ctx, s, path := a.enter(ctx, nil, opts)
+	ff := f.Flow
+	if ff == nil {
+		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf("%w: agent %s has no frame to resume", ErrBadCheckPoint, a.name)})
+		return nil
+	}
+	if ff.Target != nil {
+		target := a.reachable(ff.TransferTo)
+		if target == nil {
+			emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf(
+				"resume: %s transferred to %q: %w (%s can transfer to: %s)", a.name, ff.TransferTo, ErrAgentNotFound, a.name, a.reachableNames())})
+			return nil
+		}
+		if tf := target.resumeInline(ctx, ff.Target, opts, emit); tf != nil {
+			return &frame{Flow: &flowFrame{TransferTo: ff.TransferTo, Target: tf}}
+		}
+		return nil
+	}
+	return a.drive(ctx, s, path, opts, emit, func(own emitFunc, innerOpts []AgentRunOption) *frame {
+		return a.resumeAgent(ctx, s, path, ff.Inner, innerOpts, own)
+	})
+}
+
+// drive runs (or resumes) the flow's own agent through step, records and
+// stamps its events, and then carries out the transfer it asks for.
+func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts []AgentRunOption, emit emitFunc,
+	step func(own emitFunc, innerOpts []AgentRunOption) *frame) *frame {
 	var last *AgentAction
 	failed := false
 	own := func(ev *AgentEvent) {
@@ -262,46 +304,106 @@ func (a *flowAgent) runInline(ctx context.Context, input *AgentInput, opts []Age
 		// A workflow passes every option on to its steps, which pick theirs.
 		innerOpts = optionsFor(a.name, opts)
 	}
-	runGuarded(ctx, a.name, a.agent, in, innerOpts, own)
-
-	if failed || last == nil || last.TransferToAgent == nil || last.Exit || last.Interrupted != nil {
-		return
+	if f := step(own, innerOpts); f != nil {
+		return &frame{Flow: &flowFrame{Inner: f}}
+	}
+	if failed || last != nil && (last.Exit || last.Interrupted != nil) {
+		return nil
+	}
+	if last == nil || last.TransferToAgent == nil {
+		for _, to := range a.transferTo {
+			call, result := transferMessages(to)
+			own(&AgentEvent{Output: &AgentOutput{MessageOutput: &MessageVariant{Message: call, Role: schema.Assistant}}})
+			own(&AgentEvent{Output: &AgentOutput{MessageOutput: &MessageVariant{Message: result, Role: schema.Tool, ToolName: TransferToAgentToolName}},
+				Action: NewTransferToAgentAction(to)})
+		}
+	}
+	if last == nil || last.TransferToAgent == nil {
+		return nil
 	}
 	dest := last.TransferToAgent.DestAgentName
 	target := a.reachable(dest)
 	if target == nil {
 		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf(
 			"transfer from %s to %q: %w (%s can transfer to: %s)", a.name, dest, ErrAgentNotFound, a.name, a.reachableNames())})
-		return
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf("transfer from %s to %s: %w", a.name, dest, err)})
-		return
+		return nil
 	}
-	target.runInline(ctx, nil, opts, emit)
+	if tf := target.runInline(ctx, nil, opts, emit); tf != nil {
+		return &frame{Flow: &flowFrame{TransferTo: dest, Target: tf}}
+	}
+	return nil
 }
 
-// runGuarded runs ag and passes its events to emit; a panic becomes an
-// error event.
-func runGuarded(ctx context.Context, name string, ag Agent, in *AgentInput, opts []AgentRunOption, emit emitFunc) {
-	defer func() {
-		if p := recover(); p != nil {
-			emit(&AgentEvent{AgentName: name, Err: &PanicError{Agent: name, Value: p, Stack: debug.Stack()}})
-		}
-	}()
-	if il, ok := ag.(inlineAgent); ok {
-		il.runInline(ctx, in, opts, emit)
-		return
+// runAgent runs the flow's own agent and passes its events to emit; a
+// panic becomes an error event.
+func (a *flowAgent) runAgent(ctx context.Context, path []RunStep, in *AgentInput, opts []AgentRunOption, emit emitFunc) (f *frame) {
+	defer a.recoverTo(emit)
+	if il, ok := a.agent.(inlineAgent); ok {
+		return il.runInline(ctx, in, opts, emit)
 	}
-	it := ag.Run(ctx, in, opts...)
+	return a.drain(ctx, path, a.agent.Run(ctx, in, opts...), emit)
+}
+
+// resumeAgent continues the flow's own agent from f.
+func (a *flowAgent) resumeAgent(ctx context.Context, s *session, path []RunStep, f *frame, opts []AgentRunOption, emit emitFunc) *frame {
+	defer a.recoverTo(emit)
+	if f == nil {
+		emit(&AgentEvent{Err: fmt.Errorf("%w: agent %s has no frame to resume", ErrBadCheckPoint, a.name)})
+		return nil
+	}
+	if il, ok := a.agent.(inlineAgent); ok {
+		return il.resumeInline(ctx, f, opts, emit)
+	}
+	ra, ok := a.agent.(ResumableAgent)
+	if !ok || f.Custom == nil {
+		emit(&AgentEvent{Err: fmt.Errorf("adk: agent %s was interrupted but cannot resume: it is not a ResumableAgent", a.name)})
+		return nil
+	}
+	st := stateOf(ctx)
+	id := pointID(st.prefix, path, "")
+	info := &ResumeInfo{EnableStreaming: s.streaming, State: f.Custom.State, Data: st.resume[id], PointID: id}
+	return a.drain(ctx, path, ra.Resume(ctx, info, opts...), emit)
+}
+
+func (a *flowAgent) recoverTo(emit emitFunc) {
+	if p := recover(); p != nil {
+		emit(&AgentEvent{AgentName: a.name, Err: &PanicError{Agent: a.name, Value: p, Stack: debug.Stack()}})
+	}
+}
+
+// drain passes on the events of an agent that is not one of this
+// package's. An interrupt event of its own (NewInterruptEvent) becomes its
+// frame and gets its interrupt point.
+func (a *flowAgent) drain(ctx context.Context, path []RunStep, it *AsyncIterator[*AgentEvent], emit emitFunc) *frame {
+	var f *frame
 	for {
 		ev, ok := it.Next()
 		if !ok {
-			return
+			return f
 		}
-		if ev != nil {
-			emit(ev)
+		if ev == nil {
+			continue
 		}
+		if act := ev.Action; act != nil && act.Interrupted != nil && (len(ev.RunPath) == 0 || samePath(ev.RunPath, path)) {
+			f = &frame{Custom: &customFrame{}}
+			if state := act.Interrupted.state; state != nil {
+				raw, err := json.Marshal(state)
+				if err != nil {
+					emit(&AgentEvent{Err: fmt.Errorf("adk: the interrupt state of %s cannot be saved: %w", a.name, err)})
+					return nil
+				}
+				f.Custom.State = raw
+			}
+			if len(act.Interrupted.Points) == 0 {
+				st := stateOf(ctx)
+				act.Interrupted.Points = []*InterruptPoint{{ID: pointID(st.prefix, path, ""), Agent: a.name, RunPath: path, Info: act.Interrupted.Data}}
+			}
+		}
+		emit(ev)
 	}
 }
 

@@ -15,6 +15,8 @@ type AgentRunOption struct {
 // runOptions are the options the framework itself reads.
 type runOptions struct {
 	sessionValues map[string]any
+	checkPointID  string
+	resume        map[string]any // input by interrupt point id
 }
 
 // WrapImplSpecificOptFn makes an option of fn, for agents whose options

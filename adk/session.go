@@ -14,6 +14,16 @@ import (
 type runState struct {
 	session *session
 	path    []RunStep
+	// resume is the input a resumed run aims at interrupted points, by
+	// point id.
+	resume map[string]any
+	// prefix starts the ids of the points of a run inside an agent tool.
+	prefix string
+}
+
+// at returns the state of the agent at path in the same run.
+func (st *runState) at(path []RunStep) *runState {
+	return &runState{session: st.session, path: path, resume: st.resume, prefix: st.prefix}
 }
 
 type runStateKey struct{}
@@ -189,10 +199,20 @@ type values struct {
 	m  map[string]any
 }
 
-func (v *values) get(key string) (any, bool) {
+// getRaw returns a value as kept: a restoredValue for a value of a type
+// without a StateType brought back from a checkpoint.
+func (v *values) getRaw(key string) (any, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	val, ok := v.m[key]
+	return val, ok
+}
+
+func (v *values) get(key string) (any, bool) {
+	val, ok := v.getRaw(key)
+	if rv, restored := val.(restoredValue); restored {
+		return rv.generic, ok
+	}
 	return val, ok
 }
 
@@ -205,10 +225,20 @@ func (v *values) set(kvs map[string]any) {
 	maps.Copy(v.m, kvs)
 }
 
-func (v *values) all() map[string]any {
+func (v *values) allRaw() map[string]any {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return maps.Clone(v.m)
+}
+
+func (v *values) all() map[string]any {
+	m := v.allRaw()
+	for k, val := range m {
+		if rv, restored := val.(restoredValue); restored {
+			m[k] = rv.generic
+		}
+	}
+	return m
 }
 
 // AddSessionValue sets a session value of the run ctx belongs to; outside a

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/a2amesh/a2amesh/adk/schema"
 )
 
@@ -67,6 +69,39 @@ func (t transferTool) Run(ctx context.Context, arguments string) (string, error)
 // transferred to agent [agent]".
 func TransferResult(agent string) string {
 	return "successfully transferred to agent [" + agent + "]"
+}
+
+// transferMessages returns the assistant message that calls
+// transfer_to_agent for to and the tool's result, as a model and the tool
+// would produce them.
+func transferMessages(to string) (call, result *schema.Message) {
+	id := "transfer_" + uuid.NewString()
+	args, _ := json.Marshal(map[string]string{"agent_name": to}) // a map of strings always encodes
+	call = schema.AssistantMessage("", []schema.ToolCall{{ID: id, Type: "function",
+		Function: schema.FunctionCall{Name: TransferToAgentToolName, Arguments: string(args)}}})
+	return call, schema.ToolMessage(TransferResult(to), id, TransferToAgentToolName)
+}
+
+// DeterministicTransferConfig configures AgentWithDeterministicTransferTo.
+type DeterministicTransferConfig struct {
+	Agent Agent
+	// ToAgentNames are the agents to transfer to, in order; the last one
+	// runs. Each must be reachable from Agent (a sub-agent or its parent).
+	ToAgentNames []string
+}
+
+// AgentWithDeterministicTransferTo returns cfg.Agent made to transfer to
+// cfg.ToAgentNames whenever it ends on its own (not failing, exiting,
+// interrupting or transferring itself): for each name it emits the
+// assistant message that calls transfer_to_agent and the result
+// "successfully transferred to agent [name]" with the transfer action, as
+// if its model had asked for it. It holds for resumed runs too. When
+// cfg.Agent came from SetSubAgents, AgentWithOptions or a workflow
+// constructor, the transfer is set on it in place.
+func AgentWithDeterministicTransferTo(ctx context.Context, cfg *DeterministicTransferConfig) Agent {
+	fa := toFlowAgent(ctx, cfg.Agent)
+	fa.transferTo = append([]string(nil), cfg.ToAgentNames...)
+	return fa
 }
 
 // ExitToolName is the name of ExitTool.

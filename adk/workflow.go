@@ -117,41 +117,79 @@ func (w *workflowAgent) Run(ctx context.Context, input *AgentInput, opts ...Agen
 // runInline runs the steps. The steps build their input from the run's
 // history, so input is not used; ctx is the workflow's own run context,
 // made by the flowAgent that wraps it.
-func (w *workflowAgent) runInline(ctx context.Context, _ *AgentInput, opts []AgentRunOption, emit emitFunc) {
-	st := stateOf(ctx)
-	if st == nil || len(st.path) == 0 {
-		emit(&AgentEvent{AgentName: w.name, Err: fmt.Errorf("adk: workflow %s must run inside its flow agent", w.name)})
-		return
+func (w *workflowAgent) runInline(ctx context.Context, _ *AgentInput, opts []AgentRunOption, emit emitFunc) *frame {
+	st := w.state(ctx, emit)
+	if st == nil {
+		return nil
 	}
 	switch w.mode {
 	case sequential:
-		w.runSteps(ctx, st, 1, opts, emit)
+		return w.runSteps(ctx, st, 1, 0, 0, nil, opts, emit)
 	case loop:
-		w.runSteps(ctx, st, w.maxIterations, opts, emit)
-	case parallel:
-		w.runParallel(ctx, st, opts, emit)
+		return w.runSteps(ctx, st, w.maxIterations, 0, 0, nil, opts, emit)
+	default:
+		return w.runParallel(ctx, st, nil, opts, emit)
 	}
 }
 
-// runSteps runs the steps in order, passes times over (0: until stopped).
-// Each step's RunPath extends the one before it, so every step sees what
-// the earlier ones produced.
-func (w *workflowAgent) runSteps(ctx context.Context, st *runState, passes int, opts []AgentRunOption, emit emitFunc) {
+// resumeInline continues the step, or the branches, that were interrupted.
+func (w *workflowAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunOption, emit emitFunc) *frame {
+	st := w.state(ctx, emit)
+	if st == nil {
+		return nil
+	}
+	switch {
+	case w.mode == parallel && f.Parallel != nil && len(f.Parallel.Branches) == len(w.steps):
+		return w.runParallel(ctx, st, f.Parallel, opts, emit)
+	case w.mode != parallel && f.Steps != nil && f.Steps.Step < len(w.steps) && f.Steps.Inner != nil:
+		passes := 1
+		if w.mode == loop {
+			passes = w.maxIterations
+		}
+		return w.runSteps(ctx, st, passes, f.Steps.Pass, f.Steps.Step, f.Steps, opts, emit)
+	}
+	emit(&AgentEvent{AgentName: w.name, Err: fmt.Errorf("%w: workflow %s has no step to resume", ErrBadCheckPoint, w.name)})
+	return nil
+}
+
+func (w *workflowAgent) state(ctx context.Context, emit emitFunc) *runState {
+	st := stateOf(ctx)
+	if st == nil || len(st.path) == 0 {
+		emit(&AgentEvent{AgentName: w.name, Err: fmt.Errorf("adk: workflow %s must run inside its flow agent", w.name)})
+		return nil
+	}
+	return st
+}
+
+// runSteps runs the steps in order, passes times over (0: until stopped),
+// from step of pass; resumed, when not nil, is the frame of that step. Each
+// step's RunPath extends the one before it, so every step sees what the
+// earlier ones produced.
+func (w *workflowAgent) runSteps(ctx context.Context, st *runState, passes, pass, step int, resumed *stepsFrame,
+	opts []AgentRunOption, emit emitFunc) *frame {
 	path := st.path
-	for pass := 0; passes == 0 || pass < passes; pass++ {
-		for _, step := range w.steps {
+	for p := 0; p <= pass; p++ {
+		for i, s := range w.steps {
+			if p == pass && i == step {
+				break
+			}
+			path = appendPath(path, s.name)
+		}
+	}
+	for ; passes == 0 || pass < passes; pass, step = pass+1, 0 {
+		for ; step < len(w.steps); step++ {
+			s := w.steps[step]
 			if err := ctx.Err(); err != nil {
 				emit(&AgentEvent{AgentName: w.name, Err: fmt.Errorf("workflow %s: %w", w.name, err)})
-				return
+				return nil
 			}
 			stop, brk := false, false
-			mark := st.session.mark()
-			step.runInline(withState(ctx, &runState{session: st.session, path: path}), nil, opts, func(ev *AgentEvent) {
+			stepEmit := func(ev *AgentEvent) {
 				if ev.Err != nil {
 					stop = true
 				}
 				if act := ev.Action; act != nil {
-					if act.Exit || act.Interrupted != nil {
+					if act.Exit {
 						stop = true
 					}
 					if b := act.BreakLoop; b != nil && w.mode == loop && !b.Done {
@@ -160,28 +198,54 @@ func (w *workflowAgent) runSteps(ctx context.Context, st *runState, passes int, 
 					}
 				}
 				emit(ev)
-			})
-			path = appendPath(path, step.name)
+			}
+			stepCtx := withState(ctx, st.at(path))
+			var mark int
+			var f *frame
+			if resumed != nil {
+				mark = resumed.Mark
+				f = s.resumeInline(stepCtx, resumed.Inner, opts, stepEmit)
+				resumed = nil
+			} else {
+				mark = st.session.mark()
+				f = s.runInline(stepCtx, nil, opts, stepEmit)
+			}
+			if f != nil {
+				return &frame{Steps: &stepsFrame{Pass: pass, Step: step, Mark: mark, Inner: f}}
+			}
+			path = appendPath(path, s.name)
 			st.session.settle(mark, path, nil)
 			if stop || brk {
-				return
+				return nil
 			}
 		}
 	}
+	return nil
 }
 
-func (w *workflowAgent) runParallel(ctx context.Context, st *runState, opts []AgentRunOption, emit emitFunc) {
+// runParallel runs every step on a goroutine of its own; resumed, when not
+// nil, holds the frames of the branches to resume (the others finished).
+func (w *workflowAgent) runParallel(ctx context.Context, st *runState, resumed *parallelFrame, opts []AgentRunOption, emit emitFunc) *frame {
 	var mu sync.Mutex
 	locked := func(ev *AgentEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		emit(ev)
 	}
-	mark := st.session.mark()
+	var mark int
+	if resumed != nil {
+		mark = resumed.Mark
+	} else {
+		mark = st.session.mark()
+	}
+	frames := make([]*frame, len(w.steps))
 	var wg sync.WaitGroup
 	names := make([]string, len(w.steps))
 	for i, step := range w.steps {
 		names[i] = step.name
+		if resumed != nil && resumed.Branches[i] == nil {
+			continue // it finished before the interrupt
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -191,9 +255,21 @@ func (w *workflowAgent) runParallel(ctx context.Context, st *runState, opts []Ag
 						Err: &PanicError{Agent: step.name, Value: p, Stack: debug.Stack()}})
 				}
 			}()
-			step.runInline(ctx, nil, opts, locked)
+			if resumed != nil {
+				frames[i] = step.resumeInline(ctx, resumed.Branches[i], opts, locked)
+			} else {
+				frames[i] = step.runInline(ctx, nil, opts, locked)
+			}
 		}()
 	}
 	wg.Wait()
+	for _, f := range frames {
+		if f != nil {
+			// The finished branches' history stays in their lanes until all
+			// have finished.
+			return &frame{Parallel: &parallelFrame{Mark: mark, Branches: frames}}
+		}
+	}
 	st.session.settle(mark, st.path, names)
+	return nil
 }

@@ -22,23 +22,23 @@ const (
 
 // Message is one message of a conversation with a model.
 type Message struct {
-	Role Role
+	Role Role `json:"role"`
 	// Content is the text of the message.
-	Content string
+	Content string `json:"content,omitempty"`
 	// MultiContent holds content of several kinds (text, images, files)
 	// for models that take it; Content and MultiContent may both be set.
-	MultiContent []ContentPart
+	MultiContent []ContentPart `json:"multi_content,omitempty"`
 	// Name optionally names the participant that wrote the message.
-	Name string
+	Name string `json:"name,omitempty"`
 	// ToolCalls are the calls an assistant message asks for.
-	ToolCalls []ToolCall
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID and ToolName identify the call a tool message answers.
-	ToolCallID string
-	ToolName   string
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolName   string `json:"tool_name,omitempty"`
 	// ResponseMeta is what the model reported about its reply.
-	ResponseMeta *ResponseMeta
+	ResponseMeta *ResponseMeta `json:"response_meta,omitempty"`
 	// Extra carries provider- or application-specific values.
-	Extra map[string]any
+	Extra map[string]any `json:"extra,omitempty"`
 }
 
 // ContentPartType tells what a ContentPart holds.
@@ -53,44 +53,44 @@ const (
 
 // ContentPart is one piece of a multi-part message.
 type ContentPart struct {
-	Type ContentPartType
-	Text string
+	Type ContentPartType `json:"type"`
+	Text string          `json:"text,omitempty"`
 	// URL locates an image or file; it may be a data: URL.
-	URL string
+	URL string `json:"url,omitempty"`
 	// MIMEType describes what URL points to, when known.
-	MIMEType string
+	MIMEType string `json:"mime_type,omitempty"`
 }
 
 // ToolCall is a call of a tool that a model asks for.
 type ToolCall struct {
 	// Index orders the calls of one message; in a stream it says which
 	// call a chunk continues. nil outside streams.
-	Index *int
-	ID    string
+	Index *int   `json:"index,omitempty"`
+	ID    string `json:"id,omitempty"`
 	// Type is "function", the only kind today.
-	Type     string
-	Function FunctionCall
+	Type     string       `json:"type,omitempty"`
+	Function FunctionCall `json:"function"`
 }
 
 // FunctionCall names a tool and carries its arguments as JSON text.
 type FunctionCall struct {
-	Name      string
-	Arguments string
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // ResponseMeta is what a model reported about a reply.
 type ResponseMeta struct {
 	// FinishReason is why the model stopped: "stop", "tool_calls",
 	// "length", ...
-	FinishReason string
-	Usage        *Usage
+	FinishReason string `json:"finish_reason,omitempty"`
+	Usage        *Usage `json:"usage,omitempty"`
 }
 
 // Usage counts the tokens of a model call.
 type Usage struct {
-	PromptTokens     int
-	CompletionTokens int
-	TotalTokens      int
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
 }
 
 // SystemMessage returns a system message.

@@ -1,0 +1,309 @@
+package adk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/a2amesh/a2amesh/adk/schema"
+)
+
+// CheckPointStore keeps the checkpoints of interrupted runs, by checkpoint
+// id. Implementations are safe for concurrent use; adk/checkpoint has an
+// in-memory and a file-backed one.
+type CheckPointStore interface {
+	// Get returns the checkpoint saved under id; ok is false when there is
+	// none.
+	Get(ctx context.Context, id string) (data []byte, ok bool, err error)
+	// Set saves a checkpoint under id, replacing any other.
+	Set(ctx context.Context, id string, data []byte) error
+	// Delete removes the checkpoint saved under id, if any.
+	Delete(ctx context.Context, id string) error
+}
+
+// CheckPointLocker is implemented by stores that can keep two runs of one
+// checkpoint apart, across Runners and processes. Without it a Runner
+// keeps its own runs apart only.
+type CheckPointLocker interface {
+	// Lock claims id for one run; it fails with ErrCheckPointBusy while
+	// another claim holds. unlock releases the claim.
+	Lock(ctx context.Context, id string) (unlock func(), err error)
+}
+
+// Errors of checkpoints and resumes.
+var (
+	// ErrCheckPointNotFound: no checkpoint has the id; its run finished or
+	// never interrupted.
+	ErrCheckPointNotFound = errors.New("adk: no such checkpoint (its run finished, or never interrupted)")
+	// ErrCheckPointBusy: another run of the checkpoint is going on.
+	ErrCheckPointBusy = errors.New("adk: the checkpoint is being run")
+	// ErrBadCheckPoint: the checkpoint cannot be read or does not fit the
+	// agent tree resuming it.
+	ErrBadCheckPoint = errors.New("adk: bad checkpoint")
+)
+
+// CheckPointVersion is the version of the checkpoint format this package
+// writes and reads (docs/adk.md describes it).
+const CheckPointVersion = 1
+
+// checkpoint is what a Runner saves when a run interrupts.
+type checkpoint struct {
+	Version int               `json:"version"`
+	Session sessionRecord     `json:"session"`
+	Frame   *frame            `json:"frame"`
+	Points  []*InterruptPoint `json:"points,omitempty"`
+}
+
+type sessionRecord struct {
+	Input     []*schema.Message      `json:"input"`
+	Streaming bool                   `json:"streaming,omitempty"`
+	Values    map[string]*typedValue `json:"values,omitempty"`
+	History   []historyRecord        `json:"history,omitempty"`
+}
+
+type historyRecord struct {
+	Agent   string          `json:"agent"`
+	Path    []RunStep       `json:"path"`
+	Message *schema.Message `json:"message"`
+}
+
+// typedValue is a session value with the name of its type, so it comes back
+// as the type it was.
+type typedValue struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// StateType names a Go type whose session values checkpoints bring back as
+// that type; see RunnerConfig.StateTypes.
+type StateType struct {
+	name string
+	typ  reflect.Type
+}
+
+// StateTypeOf names T for checkpoints. Names are written into checkpoints:
+// keep them stable, and unique within a Runner.
+func StateTypeOf[T any](name string) StateType {
+	return StateType{name: name, typ: reflect.TypeFor[T]()}
+}
+
+// The types every checkpoint knows by these names.
+var builtinTypes = map[string]reflect.Type{
+	"string":            reflect.TypeFor[string](),
+	"bool":              reflect.TypeFor[bool](),
+	"int":               reflect.TypeFor[int](),
+	"int64":             reflect.TypeFor[int64](),
+	"float64":           reflect.TypeFor[float64](),
+	"[]string":          reflect.TypeFor[[]string](),
+	"[]any":             reflect.TypeFor[[]any](),
+	"map[string]any":    reflect.TypeFor[map[string]any](),
+	"map[string]string": reflect.TypeFor[map[string]string](),
+}
+
+// typeRegistry maps type names both ways.
+type typeRegistry struct {
+	byName map[string]reflect.Type
+	byType map[reflect.Type]string
+}
+
+func newTypeRegistry(types []StateType) (*typeRegistry, error) {
+	r := &typeRegistry{byName: map[string]reflect.Type{}, byType: map[reflect.Type]string{}}
+	add := func(name string, t reflect.Type) error {
+		if prev, dup := r.byName[name]; dup && prev != t {
+			return fmt.Errorf("adk: the state type name %q is given to %s and %s", name, prev, t)
+		}
+		r.byName[name] = t
+		r.byType[t] = name
+		return nil
+	}
+	for name, t := range builtinTypes {
+		if err := add(name, t); err != nil {
+			return nil, err
+		}
+	}
+	for _, st := range types {
+		if st.name == "" || st.typ == nil {
+			return nil, errors.New("adk: a state type without a name (use StateTypeOf)")
+		}
+		if err := add(st.name, st.typ); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// unregisteredPrefix marks the type name of a value whose type has no name;
+// it comes back as plain JSON values, which SessionValue can still decode.
+const unregisteredPrefix = "go:"
+
+func (r *typeRegistry) encode(v any) (*typedValue, error) {
+	if rv, ok := v.(restoredValue); ok {
+		return &typedValue{Type: rv.typ, Value: rv.raw}, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return &typedValue{Type: "null", Value: raw}, nil
+	}
+	t := reflect.TypeOf(v)
+	name, ok := r.byType[t]
+	if !ok {
+		name = unregisteredPrefix + t.String()
+	}
+	return &typedValue{Type: name, Value: raw}, nil
+}
+
+func (r *typeRegistry) decode(tv *typedValue) (any, error) {
+	if tv.Type == "null" {
+		return nil, nil
+	}
+	t, ok := r.byName[tv.Type]
+	if !ok {
+		var generic any
+		if err := json.Unmarshal(tv.Value, &generic); err != nil {
+			return nil, err
+		}
+		return restoredValue{typ: tv.Type, raw: tv.Value, generic: generic}, nil
+	}
+	ptr := reflect.New(t)
+	if err := json.Unmarshal(tv.Value, ptr.Interface()); err != nil {
+		return nil, err
+	}
+	return ptr.Elem().Interface(), nil
+}
+
+// restoredValue is a session value of a type without a StateType, brought
+// back from a checkpoint: GetSessionValue gives its plain JSON form,
+// SessionValue decodes it into the type asked for.
+type restoredValue struct {
+	typ     string
+	raw     json.RawMessage
+	generic any
+}
+
+// SessionValue returns the session value key as a T. A value restored from
+// a checkpoint whose type has no StateType is decoded into T.
+func SessionValue[T any](ctx context.Context, key string) (v T, ok bool) {
+	st := stateOf(ctx)
+	if st == nil {
+		return v, false
+	}
+	raw, found := st.session.values.getRaw(key)
+	if !found {
+		return v, false
+	}
+	if rv, isRestored := raw.(restoredValue); isRestored {
+		if err := json.Unmarshal(rv.raw, &v); err != nil {
+			return v, false
+		}
+		return v, true
+	}
+	v, ok = raw.(T)
+	return v, ok
+}
+
+// snapshot records the session for a checkpoint, with its values unless
+// reg is nil. Streamed messages are concatenated; by the time a run
+// interrupts, their streams have ended.
+func (s *session) snapshot(reg *typeRegistry) (sessionRecord, error) {
+	rec := sessionRecord{Input: s.input, Streaming: s.streaming}
+	var vals map[string]any
+	if reg != nil {
+		vals = s.values.allRaw()
+	}
+	for k, v := range vals {
+		tv, err := reg.encode(v)
+		if err != nil {
+			return rec, fmt.Errorf("session value %q: %w", k, err)
+		}
+		if rec.Values == nil {
+			rec.Values = map[string]*typedValue{}
+		}
+		rec.Values[k] = tv
+	}
+	s.mu.Lock()
+	entries := append([]*historyEntry(nil), s.history...)
+	paths := make([][]RunStep, len(entries))
+	for i, e := range entries {
+		paths[i] = e.path
+	}
+	s.mu.Unlock()
+	for i, e := range entries {
+		rec.History = append(rec.History, historyRecord{Agent: e.agent, Path: paths[i], Message: e.message()})
+	}
+	return rec, nil
+}
+
+// restoreSession makes the session a checkpoint recorded. vals, when not
+// nil, are the values to share (an agent tool's run shares its caller's).
+func restoreSession(rec *sessionRecord, reg *typeRegistry, vals *values) (*session, error) {
+	s := &session{values: vals, input: rec.Input, streaming: rec.Streaming}
+	if s.values == nil {
+		s.values = &values{}
+		m := make(map[string]any, len(rec.Values))
+		for k, tv := range rec.Values {
+			v, err := reg.decode(tv)
+			if err != nil {
+				return nil, fmt.Errorf("%w: session value %q: %v", ErrBadCheckPoint, k, err)
+			}
+			m[k] = v
+		}
+		s.values.m = m
+	}
+	for _, h := range rec.History {
+		s.history = append(s.history, &historyEntry{agent: h.Agent, path: h.Path, msg: h.Message})
+	}
+	return s, nil
+}
+
+// encodeCheckpoint writes the checkpoint of an interrupted run.
+func encodeCheckpoint(s *session, f *frame, points []*InterruptPoint, reg *typeRegistry) ([]byte, error) {
+	rec, err := s.snapshot(reg)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(&checkpoint{Version: CheckPointVersion, Session: rec, Frame: f, Points: points})
+}
+
+func decodeCheckpoint(data []byte) (*checkpoint, error) {
+	var cp checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadCheckPoint, err)
+	}
+	if cp.Version != CheckPointVersion {
+		return nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrBadCheckPoint, cp.Version, CheckPointVersion)
+	}
+	if cp.Frame == nil {
+		return nil, fmt.Errorf("%w: no frame", ErrBadCheckPoint)
+	}
+	return &cp, nil
+}
+
+// runLocks keeps the runs of one checkpoint apart within a Runner whose
+// store is not a CheckPointLocker.
+type runLocks struct {
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (l *runLocks) lock(id string) (func(), error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[id] {
+		return nil, fmt.Errorf("%w: %s", ErrCheckPointBusy, id)
+	}
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	l.held[id] = true
+	return func() {
+		l.mu.Lock()
+		delete(l.held, id)
+		l.mu.Unlock()
+	}, nil
+}
