@@ -2,9 +2,9 @@ package adk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"encoding/json"
 	"runtime/debug"
 	"strings"
 
