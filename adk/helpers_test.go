@@ -2,8 +2,6 @@ package adk_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,95 +9,23 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
-	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/adk/tool"
+	"github.com/a2amesh/a2amesh/internal/adktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// drain reads every event of a run; streamed messages are read whole, so
-// the returned events hold plain messages.
-func drain(t testing.TB, it *adk.AsyncIterator[*adk.AgentEvent]) []*adk.AgentEvent {
-	t.Helper()
-	var out []*adk.AgentEvent
-	for {
-		ev, ok := it.Next()
-		if !ok {
-			return out
-		}
-		if ev.Output != nil && ev.Output.MessageOutput != nil && ev.Output.MessageOutput.IsStreaming {
-			mv := ev.Output.MessageOutput
-			msg, err := mv.GetMessage()
-			if err != nil {
-				t.Fatalf("stream of %s: %v", ev.AgentName, err)
-			}
-			cp := *mv
-			cp.IsStreaming, cp.Message, cp.MessageStream = false, msg, nil
-			ev.Output = &adk.AgentOutput{MessageOutput: &cp, CustomizedOutput: ev.Output.CustomizedOutput}
-		}
-		out = append(out, ev)
-	}
-}
-
-// describe renders an event as one line: agent, path, then what it holds.
-func describe(ev *adk.AgentEvent) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %v", ev.AgentName, ev.RunPath)
-	if ev.Output != nil && ev.Output.MessageOutput != nil {
-		m := ev.Output.MessageOutput.Message
-		switch m.Role {
-		case schema.Tool:
-			fmt.Fprintf(&b, " tool %s: %s", m.ToolName, m.Content)
-		default:
-			if m.Content != "" {
-				fmt.Fprintf(&b, " says %q", m.Content)
-			}
-			for _, tc := range m.ToolCalls {
-				fmt.Fprintf(&b, " calls %s%s", tc.Function.Name, tc.Function.Arguments)
-			}
-		}
-	}
-	if a := ev.Action; a != nil {
-		switch {
-		case a.TransferToAgent != nil:
-			fmt.Fprintf(&b, " => transfer %s", a.TransferToAgent.DestAgentName)
-		case a.Exit:
-			b.WriteString(" => exit")
-		case a.BreakLoop != nil:
-			fmt.Fprintf(&b, " => break loop (done %v, iteration %d)", a.BreakLoop.Done, a.BreakLoop.CurrentIterations)
-		case a.Interrupted != nil:
-			b.WriteString(" => interrupted")
-		}
-	}
-	if ev.Err != nil {
-		fmt.Fprintf(&b, " error: %v", ev.Err)
-	}
-	return b.String()
-}
-
-func describeAll(evs []*adk.AgentEvent) []string {
-	out := make([]string, len(evs))
-	for i, ev := range evs {
-		out[i] = describe(ev)
-	}
-	return out
-}
+var (
+	drain         = adktest.Drain
+	describe      = adktest.Describe
+	describeAll   = adktest.DescribeAll
+	describeInput = adktest.DescribeInput
+	interrupted   = adktest.Interrupted
+)
 
 func expectEvents(t *testing.T, got []*adk.AgentEvent, want ...string) {
 	t.Helper()
-	lines := describeAll(got)
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("events\n got:\n  %s\nwant:\n  %s", strings.Join(lines, "\n  "), strings.Join(want, "\n  "))
-	}
-}
-
-// describeInput renders a model input, one message per line.
-func describeInput(msgs []*schema.Message) []string {
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.String()
-	}
-	return out
+	adktest.Expect(t, got, want...)
 }
 
 func newAgent(t testing.TB, name, desc, instruction string, m model.ChatModel, tools ...tool.Tool) *adk.ChatModelAgent {

@@ -45,18 +45,6 @@ func askTool(t testing.TB) tool.Tool {
 
 func quote(s string) string { return "«" + s + "»" }
 
-// interrupted returns the interrupt event of evs.
-func interrupted(t *testing.T, evs []*adk.AgentEvent) *adk.InterruptInfo {
-	t.Helper()
-	for _, ev := range evs {
-		if ev.Action != nil && ev.Action.Interrupted != nil {
-			return ev.Action.Interrupted
-		}
-	}
-	t.Fatalf("no interrupt in %q", describeAll(evs))
-	return nil
-}
-
 func resume(t *testing.T, r *adk.Runner, id string, opts ...adk.AgentRunOption) []*adk.AgentEvent {
 	t.Helper()
 	it, err := r.Resume(context.Background(), id, opts...)

@@ -91,8 +91,8 @@ func TestOfflineWorkflows(t *testing.T) {
 		`Researcher [Pipeline Collect Researcher] tool get_weather: the temperature in Oslo is 25°C`,
 		`Researcher [Pipeline Collect Researcher] says "[offline model] the temperature in Oslo is 25°C"`,
 		`Writer [Pipeline Collect Researcher Refine Writer] says "[offline model] You asked: Weather in Oslo\nBuilding on what Researcher said: the temperature in Oslo is 25°C"`,
-		`Critic [Pipeline Collect Researcher Refine Writer Critic] calls exit{"final_result":"[offline model] You asked: Weather in Oslo\nBuilding on what Writer said: You asked: Weather in Oslo\nBuilding on what Researcher said: the temperature in Oslo is 25°C"}`,
-		`Critic [Pipeline Collect Researcher Refine Writer Critic] tool exit: [offline model] You asked: Weather in Oslo`+"\n"+`Building on what Writer said: You asked: Weather in Oslo`+"\n"+`Building on what Researcher said: the temperature in Oslo is 25°C => exit`,
+		`Critic [Pipeline Collect Researcher Refine Writer Critic] calls exit{"final_result":"[offline model] You asked: Weather in Oslo\nBuilding on what Researcher said: the temperature in Oslo is 25°C"}`,
+		`Critic [Pipeline Collect Researcher Refine Writer Critic] tool exit: [offline model] You asked: Weather in Oslo`+"\n"+`Building on what Researcher said: the temperature in Oslo is 25°C => exit`,
 	)
 }
 

@@ -273,3 +273,12 @@ func GetSessionValues(ctx context.Context) map[string]any {
 	}
 	return map[string]any{}
 }
+
+// RunInput returns the messages the run ctx belongs to started with: what
+// the user asked. Outside a run it is nil.
+func RunInput(ctx context.Context) []*schema.Message {
+	if st := stateOf(ctx); st != nil {
+		return st.session.input
+	}
+	return nil
+}

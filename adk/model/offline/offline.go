@@ -5,10 +5,10 @@
 // What it does, in order, for each call:
 //   - after results of its own tool calls, it answers with them (through
 //     the exit tool when it has one);
-//   - with a transfer_to_agent tool, it transfers to the listed agent whose
-//     name and description share the most words with the request, when
-//     that agent fits better than its own instruction and tools do and the
-//     conversation has not already been through that agent;
+//   - with a transfer_to_agent tool, it transfers to a listed agent whose
+//     name and description share more words with the request than its own
+//     instruction and tools do, and that the conversation has not been
+//     through yet: of those, the one the request names first;
 //   - with other tools, it calls the one that fits the request best, when it
 //     can find every required argument in the request;
 //   - otherwise it answers plainly, restating the request and what other
@@ -191,14 +191,27 @@ func (m *Model) reply(input []*schema.Message) *schema.Message {
 		}
 	}
 	if transfer {
+		// Of the agents that fit better than this one, the one the request
+		// names first (requests list their tasks in order), then the one
+		// that fits best.
 		own := max(best, overlap(request, words(c.instruction)))
-		var dest string
+		dest, destAt, destScore := "", len(request), 0
 		for _, t := range c.targets {
 			if c.visited[t.name] {
 				continue
 			}
-			if s := overlap(request, words(splitName(t.name)+" "+t.desc)); s > own {
-				own, dest = s, t.name
+			about := words(splitName(t.name) + " " + t.desc)
+			s := overlap(request, about)
+			if s <= own {
+				continue
+			}
+			// Where the request names the agent, by its name if it does.
+			at := firstMatch(request, words(splitName(t.name)))
+			if at == len(request) {
+				at = firstMatch(request, about)
+			}
+			if at < destAt || at == destAt && s > destScore {
+				dest, destAt, destScore = t.name, at, s
 			}
 		}
 		if dest != "" {
@@ -210,15 +223,23 @@ func (m *Model) reply(input []*schema.Message) *schema.Message {
 		return m.call(input, bestTool.Name, bestArgs)
 	}
 
-	text := "You asked: " + strings.TrimSpace(c.request)
+	text := restatement + strings.TrimSpace(c.request)
 	if c.request == "" {
 		text = "There is no question to answer."
 	}
-	if n := len(c.said); n > 0 {
-		text += fmt.Sprintf("\nBuilding on what %s said: %s", c.said[n-1].agent, unlabel(c.said[n-1].text))
+	// Build on the latest thing another agent said that is more than a
+	// restatement like this one.
+	for i := len(c.said) - 1; i >= 0; i-- {
+		if said := unlabel(c.said[i].text); !strings.HasPrefix(said, restatement) {
+			text += fmt.Sprintf("\nBuilding on what %s said: %s", c.said[i].agent, said)
+			break
+		}
 	}
 	return answer(text)
 }
+
+// restatement starts a plain answer.
+const restatement = "You asked: "
 
 // unlabel drops the label from text another offline answer produced, so
 // answers built on answers carry it once.
@@ -282,8 +303,33 @@ var (
 	numberRe  = regexp.MustCompile(`-?\d+(\.\d+)?`)
 	placeRe   = regexp.MustCompile(`\b(?:in|for|at|to|from|of|near)\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
 	capsRe    = regexp.MustCompile(`\b[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*`)
+	fromRe    = regexp.MustCompile(`\bfrom\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
+	toRe      = regexp.MustCompile(`\b(?:to|for)\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
 	listSepRe = regexp.MustCompile(`(?i),|;|\band then\b|\bthen\b|\band\b`)
+	bulletRe  = regexp.MustCompile(`(?m)^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$`)
 )
+
+// listItems finds a list in text: its bulleted or numbered lines, or else
+// what follows its last colon, split at commas, semicolons, "and" and
+// "then".
+func listItems(text string) []string {
+	var items []string
+	for _, m := range bulletRe.FindAllStringSubmatch(text, -1) {
+		items = append(items, m[1])
+	}
+	if len(items) > 0 {
+		return items
+	}
+	if i := strings.LastIndex(text, ":"); i >= 0 && strings.TrimSpace(text[i+1:]) != "" {
+		text = text[i+1:]
+	}
+	for _, part := range listSepRe.Split(text, -1) {
+		if part = strings.Trim(strings.TrimSpace(part), ".?!"); part != "" {
+			items = append(items, part)
+		}
+	}
+	return items
+}
 
 func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 	if p == nil {
@@ -317,16 +363,20 @@ func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 		if p.Items == nil || p.Items.Type != "string" {
 			return nil, false
 		}
-		var items []string
-		for _, part := range listSepRe.Split(request, -1) {
-			if part = strings.Trim(strings.TrimSpace(part), ".?!"); part != "" {
-				items = append(items, part)
-			}
-		}
+		items := listItems(request)
 		return items, len(items) > 0
 	case "string", "":
-		if containsAny(about, "city", "location", "place", "country", "town", "destination", "where") {
-			if m := placeRe.FindStringSubmatch(request); m != nil {
+		if containsAny(about, "city", "location", "place", "country", "town", "destination", "where", "origin") {
+			// "from" and "to" (or origin and destination) take the place
+			// after that word; other places the first one named.
+			re := placeRe
+			switch {
+			case name == "from" || containsAny(about, "origin", "departure"):
+				re = fromRe
+			case name == "to" || containsAny(about, "destination", "arrival"):
+				re = toRe
+			}
+			if m := re.FindStringSubmatch(request); m != nil {
 				return m[1], true
 			}
 			// A capitalized name that is not a common word ("What's").
@@ -339,6 +389,9 @@ func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 			return nil, false
 		}
 		if r := strings.TrimSpace(request); r != "" {
+			if containsAny(about, "answer", "response", "reply") {
+				return Label + " " + r, true // an answer the model gives, so it is labelled
+			}
 			return r, true
 		}
 	}
@@ -394,14 +447,31 @@ func words(s string) []string {
 func overlap(a, b []string) int {
 	n := 0
 	for _, x := range a {
-		for _, y := range b {
-			if x == y || len(x) >= 4 && len(y) >= 4 && (strings.HasPrefix(x, y) || strings.HasPrefix(y, x)) {
-				n++
-				break
-			}
+		if matchesAny(x, b) {
+			n++
 		}
 	}
 	return n
+}
+
+// firstMatch is the position in a of its first word that matches a word of
+// b, or len(a).
+func firstMatch(a, b []string) int {
+	for i, x := range a {
+		if matchesAny(x, b) {
+			return i
+		}
+	}
+	return len(a)
+}
+
+func matchesAny(x string, b []string) bool {
+	for _, y := range b {
+		if x == y || len(x) >= 4 && len(y) >= 4 && (strings.HasPrefix(x, y) || strings.HasPrefix(y, x)) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopWords are words too common to say what a request is about.

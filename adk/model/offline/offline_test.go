@@ -118,3 +118,28 @@ func TestDeterministic(t *testing.T) {
 		t.Fatal("tool call without an id")
 	}
 }
+
+func TestArguments(t *testing.T) {
+	flights := &schema.ToolInfo{Name: "search_flights", Desc: "Search flights between two cities",
+		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{
+			"from": {Type: "string", Description: "the city of departure"},
+			"to":   {Type: "string", Description: "the destination city"},
+		})}
+	plan := &schema.ToolInfo{Name: "plan", Desc: "Give the plan's steps",
+		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{"steps": {Type: "array", Items: &schema.JSONSchema{Type: "string"}}})}
+	for _, tc := range []struct {
+		tool    *schema.ToolInfo
+		request string
+		want    string
+	}{
+		{flights, "find flights from New York to Beijing", `{"from":"New York","to":"Beijing"}`},
+		{plan, "Make a plan for: book flights, find a hotel and then list sights.", `{"steps":["book flights","find a hotel","list sights"]}`},
+		{plan, "Revise the plan; these steps remain:\n- find a hotel\n2. list sights", `{"steps":["find a hotel","list sights"]}`},
+	} {
+		m, _ := offline.New().WithTools([]*schema.ToolInfo{tc.tool})
+		msg, err := m.Generate(context.Background(), []*schema.Message{schema.UserMessage(tc.request)})
+		if err != nil || len(msg.ToolCalls) != 1 || msg.ToolCalls[0].Function.Arguments != tc.want {
+			t.Fatalf("%q: %v %v", tc.request, msg, err)
+		}
+	}
+}
