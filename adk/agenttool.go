@@ -48,7 +48,7 @@ func (t *agentTool) Run(ctx context.Context, arguments string) (string, error) {
 		inner.resume = outer.resume
 	}
 	if inCall {
-		inner.prefix = c.id + ">"
+		inner.prefix = c.id() + ">"
 	}
 
 	var answer *MessageVariant

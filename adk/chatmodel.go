@@ -291,9 +291,9 @@ func (r *react) loop(ctx context.Context, msgs []*schema.Message, iter int, pend
 		maxIter = DefaultMaxIterations
 	}
 	for ; ; iter++ {
-		calls := pending
+		prior := pending
 		pending = nil
-		if calls == nil {
+		if prior == nil {
 			if iter == maxIter {
 				a.fail(r.emit, fmt.Errorf("agent %s: %w (MaxIterations is %d)", a.cfg.Name, ErrMaxIterations, maxIter))
 				return nil
@@ -316,9 +316,8 @@ func (r *react) loop(ctx context.Context, msgs []*schema.Message, iter int, pend
 				a.fail(r.emit, fmt.Errorf("agent %s: the model called %s, but the agent has no tools", a.cfg.Name, msg.ToolCalls[0].Function.Name))
 				return nil
 			}
-			calls = make([]callFrame, len(msg.ToolCalls))
 		}
-		f, done, err := r.turn(ctx, msgs, iter, calls)
+		results, f, done, err := r.turn(ctx, msgs, iter, prior)
 		switch {
 		case err != nil:
 			a.fail(r.emit, fmt.Errorf("agent %s: %w", a.cfg.Name, err))
@@ -328,80 +327,151 @@ func (r *react) loop(ctx context.Context, msgs []*schema.Message, iter int, pend
 		case done:
 			return nil
 		}
-		for i := range calls {
-			msgs = append(msgs, calls[i].Result)
-		}
+		msgs = append(msgs, results...)
 	}
 }
 
-// turn runs the tool calls of the assistant message msgs ends with that
-// have no result yet, and emits their results. It returns the agent's
-// frame when a call interrupted, or done when a result ends the run (a
-// tool that returns directly, or a transfer, exit or interrupt action).
-func (r *react) turn(ctx context.Context, msgs []*schema.Message, iter int, calls []callFrame) (f *frame, done bool, err error) {
+// turn runs the tool calls of the assistant message msgs ends with (on a
+// resumed turn, prior holds the calls that had finished) and emits their
+// results. It returns the results in call order; or the agent's frame when
+// a call interrupted; or done when a result ends the run (a tool that
+// returns directly, or a transfer, exit or interrupt action).
+func (r *react) turn(ctx context.Context, msgs []*schema.Message, iter int, prior []callFrame) (results []*schema.Message, f *frame, done bool, err error) {
 	a := r.a
 	toolCalls := msgs[len(msgs)-1].ToolCalls
-	st := stateOf(ctx)
-	path := []RunStep{{AgentName: a.cfg.Name}}
+	var path []RunStep
 	prefix := ""
-	if st != nil {
+	if st := stateOf(ctx); st != nil {
 		path, prefix = st.path, st.prefix
+	} else {
+		path = []RunStep{{AgentName: a.cfg.Name}}
 	}
 
-	var todo []int // the calls to run now
-	for i := range calls {
-		if calls[i].Result == nil {
-			todo = append(todo, i)
+	// The calls to run now: all of them, or on a resumed turn those without
+	// a result.
+	run, idx := toolCalls, []int(nil)
+	if prior != nil {
+		run = nil
+		for i := range prior {
+			if prior[i].Result == nil {
+				run = append(run, toolCalls[i])
+				idx = append(idx, i)
+			}
 		}
 	}
-	slots := make([]toolCall, len(todo))
-	run := make([]schema.ToolCall, len(todo))
-	for k, i := range todo {
-		slots[k] = toolCall{id: pointID(prefix, path, toolCalls[i].ID), resumed: calls[i].Interrupted, resumedState: calls[i].State}
-		run[k] = toolCalls[i]
+	at := func(k int) int {
+		if idx == nil {
+			return k
+		}
+		return idx[k]
 	}
-	results, err := r.p.tools.Run(ctx, run, func(ctx context.Context, k int) context.Context {
+	slots := make([]toolCall, len(run))
+	for k := range slots {
+		slots[k] = toolCall{path: path, prefix: prefix, callID: run[k].ID}
+		if prior != nil {
+			slots[k].resumed, slots[k].resumedState = prior[at(k)].Interrupted, prior[at(k)].State
+		}
+	}
+	ran, err := r.p.tools.Run(ctx, run, func(ctx context.Context, k int) context.Context {
 		return context.WithValue(ctx, toolCallKey{}, &slots[k])
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 
+	interrupted := false
+	for k := range slots {
+		if slots[k].interrupt != nil {
+			interrupted = true
+			break
+		}
+	}
+	if interrupted || prior != nil {
+		results, f, done, err := r.settleTurn(msgs, iter, toolCalls, prior, slots, ran, at)
+		if f != nil || err != nil {
+			return nil, f, false, err
+		}
+		return results, nil, r.finishTurn(ctx, results) || done, nil
+	}
+
+	for k, res := range ran {
+		r.emit(toolEvent(a.cfg.Name, res, slots[k].action))
+		if act := slots[k].action; act != nil && (act.Exit || act.TransferToAgent != nil || act.Interrupted != nil) {
+			done = true
+		}
+	}
+	return ran, nil, r.finishTurn(ctx, ran) || done, nil
+}
+
+// settleTurn ends a turn that was resumed or interrupted: it emits the
+// results of the calls that finished now and merges them with those that
+// had finished before, in call order.
+func (r *react) settleTurn(msgs []*schema.Message, iter int, toolCalls []schema.ToolCall, prior []callFrame, slots []toolCall,
+	ran []*schema.Message, at func(int) int) (results []*schema.Message, f *frame, done bool, err error) {
+	a := r.a
+	calls := prior
+	if calls == nil {
+		calls = make([]callFrame, len(toolCalls))
+	}
 	var points []*InterruptPoint
-	for k, i := range todo {
-		slot := &slots[k]
+	for k := range slots {
+		i, slot := at(k), &slots[k]
 		if p := slot.interrupt; p != nil {
 			calls[i] = callFrame{Interrupted: true, State: p.state}
 			if len(p.points) > 0 {
 				points = append(points, p.points...)
 			} else {
-				points = append(points, &InterruptPoint{ID: slot.id, Agent: a.cfg.Name, RunPath: path, Tool: toolCalls[i].Function.Name, Info: p.info})
+				points = append(points, &InterruptPoint{ID: slot.id(), Agent: a.cfg.Name, RunPath: slot.path, Tool: toolCalls[i].Function.Name, Info: p.info})
 			}
 			continue
 		}
-		calls[i] = callFrame{Result: results[k], Action: slot.action}
-		ev := &AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
-			Message: results[k], Role: schema.Tool, ToolName: results[k].ToolName,
-		}}, Action: slot.action}
-		r.emit(ev)
+		calls[i] = callFrame{Result: ran[k], Action: slot.action}
+		r.emit(toolEvent(a.cfg.Name, ran[k], slot.action))
 	}
 	if len(points) > 0 {
 		r.emit(&AgentEvent{AgentName: a.cfg.Name, Action: &AgentAction{Interrupted: &InterruptInfo{Data: points[0].Info, Points: points}}})
-		return &frame{Chat: &chatFrame{Messages: msgs, Iteration: iter, Calls: calls}}, false, nil
+		return nil, &frame{Chat: &chatFrame{Messages: msgs, Iteration: iter, Calls: calls}}, false, nil
 	}
-
+	results = make([]*schema.Message, len(calls))
 	for i := range calls {
+		results[i] = calls[i].Result
 		if act := calls[i].Action; act != nil && (act.Exit || act.TransferToAgent != nil || act.Interrupted != nil) {
 			done = true
 		}
 	}
-	for i := range calls {
-		if res := calls[i].Result; r.p.returnDirectly[res.ToolName] {
-			a.storeOutput(ctx, res.Content)
-			return nil, true, nil
+	return results, nil, done, nil
+}
+
+// finishTurn stores the answer of a tool that returns directly and reports
+// whether there was one.
+func (r *react) finishTurn(ctx context.Context, results []*schema.Message) bool {
+	for _, res := range results {
+		if r.p.returnDirectly[res.ToolName] {
+			r.a.storeOutput(ctx, res.Content)
+			return true
 		}
 	}
-	return nil, done, nil
+	return false
+}
+
+// messageEvent returns an event carrying a whole message, made in one
+// allocation.
+func messageEvent(agent string, msg *schema.Message, role schema.Role, toolName string) *AgentEvent {
+	b := &struct {
+		ev  AgentEvent
+		out AgentOutput
+		mv  MessageVariant
+	}{}
+	b.mv = MessageVariant{Message: msg, Role: role, ToolName: toolName}
+	b.out.MessageOutput = &b.mv
+	b.ev = AgentEvent{AgentName: agent, Output: &b.out}
+	return &b.ev
+}
+
+func toolEvent(agent string, result *schema.Message, action *AgentAction) *AgentEvent {
+	ev := messageEvent(agent, result, schema.Tool, result.ToolName)
+	ev.Action = action
+	return ev
 }
 
 // callModel asks the model for its next message and emits it, streamed when
@@ -415,9 +485,7 @@ func (a *ChatModelAgent) callModel(ctx context.Context, m model.ChatModel, msgs 
 		if msg == nil {
 			return nil, errors.New("the model returned no message")
 		}
-		emit(&AgentEvent{AgentName: a.cfg.Name, Output: &AgentOutput{MessageOutput: &MessageVariant{
-			Message: msg, Role: schema.Assistant,
-		}}})
+		emit(messageEvent(a.cfg.Name, msg, schema.Assistant, ""))
 		return msg, nil
 	}
 	stream, err := m.Stream(ctx, msgs, opts...)
@@ -439,12 +507,17 @@ func (a *ChatModelAgent) storeOutput(ctx context.Context, answer string) {
 
 // toolCall is a tool call's side of the conversation with its agent.
 type toolCall struct {
-	id           string          // the call's interrupt point id
+	path         []RunStep // the agent's
+	prefix       string    // the run's point id prefix
+	callID       string
 	resumed      bool            // the call runs again after it interrupted
 	resumedState json.RawMessage // the state it saved then
 	action       *AgentAction    // set by SendToolGenAction
 	interrupt    *pendingInterrupt
 }
+
+// id is the call's interrupt point id; it is made only when needed.
+func (c *toolCall) id() string { return pointID(c.prefix, c.path, c.callID) }
 
 type toolCallKey struct{}
 

@@ -81,7 +81,7 @@ func GetInterruptState[T any](ctx context.Context) (state T, ok bool, err error)
 		return state, false, nil
 	}
 	if err := json.Unmarshal(c.resumedState, &state); err != nil {
-		return state, false, fmt.Errorf("adk: the saved state of tool call %s: %w", c.id, err)
+		return state, false, fmt.Errorf("adk: the saved state of tool call %s: %w", c.id(), err)
 	}
 	return state, true, nil
 }
@@ -99,10 +99,10 @@ func WasInterrupted(ctx context.Context) bool {
 func GetResumeData[T any](ctx context.Context) (data T, ok bool) {
 	c, inCall := ctx.Value(toolCallKey{}).(*toolCall)
 	st := stateOf(ctx)
-	if !inCall || st == nil {
+	if !inCall || st == nil || st.resume == nil {
 		return data, false
 	}
-	v, found := st.resume[c.id]
+	v, found := st.resume[c.id()]
 	if !found {
 		return data, false
 	}

@@ -98,11 +98,33 @@ type historyEntry struct {
 	mu     sync.Mutex
 	msg    *schema.Message
 	stream *schema.StreamReader[*schema.Message]
+	// forOthers is msg as other agents see it (rewriteForContext), made
+	// once.
+	forOthers     *schema.Message
+	forOthersDone bool
 }
 
 func (e *historyEntry) message() *schema.Message {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.messageLocked()
+}
+
+// messageForOthers returns the message rewritten for agents other than
+// its producer; nil when it tells them nothing.
+func (e *historyEntry) messageForOthers() *schema.Message {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.forOthersDone {
+		if m := e.messageLocked(); m != nil {
+			e.forOthers = rewriteForContext(m, e.agent)
+		}
+		e.forOthersDone = true
+	}
+	return e.forOthers
+}
+
+func (e *historyEntry) messageLocked() *schema.Message {
 	if e.stream != nil {
 		// A stream that failed leaves no message: the failure was the
 		// producing agent's to report.

@@ -61,27 +61,29 @@ func (e *PanicError) Error() string { return fmt.Sprintf("tool %s panicked: %v",
 // gives each call a context of its own derived from ctx.
 func (n *Node) Run(ctx context.Context, calls []schema.ToolCall, ctxFor func(ctx context.Context, i int) context.Context) ([]*schema.Message, error) {
 	out := make([]*schema.Message, len(calls))
-	panics := make([]*PanicError, len(calls))
-	run := func(i int) {
-		cctx := ctx
+	callCtx := func(i int) context.Context {
 		if ctxFor != nil {
-			cctx = ctxFor(ctx, i)
+			return ctxFor(ctx, i)
 		}
-		out[i], panics[i] = n.call(cctx, &calls[i])
+		return ctx
 	}
-	if len(calls) == 1 {
-		run(0) // the common case needs no goroutine
-	} else {
-		var wg sync.WaitGroup
-		for i := range calls {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				run(i)
-			}()
+	if len(calls) == 1 { // the common case needs no goroutine
+		var p *PanicError
+		if out[0], p = n.call(callCtx(0), &calls[0]); p != nil {
+			return out, p
 		}
-		wg.Wait()
+		return out, nil
 	}
+	panics := make([]*PanicError, len(calls))
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], panics[i] = n.call(callCtx(i), &calls[i])
+		}()
+	}
+	wg.Wait()
 	for _, p := range panics {
 		if p != nil {
 			return out, p
