@@ -2,6 +2,7 @@ package adk_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,7 +14,12 @@ import (
 	"github.com/a2amesh/a2amesh/internal/adktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if role := os.Getenv(helperRole); role != "" {
+		os.Exit(runHelper(role, os.Getenv(helperDir)))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 var (
 	drain         = adktest.Drain
