@@ -34,7 +34,8 @@ FUZZ_TARGETS := \
 	./a2a:FuzzAppendString \
 	./a2a/jsonrpc:FuzzDecodeRequest \
 	./a2a/jsonrpc:FuzzScanEnvelope \
-	./a2a/client:FuzzSSEReader
+	./a2a/client:FuzzSSEReader \
+	./adk:FuzzResume
 
 fuzz-seed:
 	@for t in $(FUZZ_TARGETS); do \

@@ -69,6 +69,9 @@ func (t *agentTool) Run(ctx context.Context, arguments string) (string, error) {
 	if saved, ok, err := GetInterruptState[agentToolState](ctx); err != nil {
 		return "", err
 	} else if ok {
+		if err := validate(&saved.Session, saved.Frame); err != nil {
+			return "", err
+		}
 		s, err := restoreSession(&saved.Session, nil, vals)
 		if err != nil {
 			return "", err

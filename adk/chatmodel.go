@@ -294,7 +294,7 @@ func (r *react) loop(ctx context.Context, msgs []*schema.Message, iter int, pend
 		prior := pending
 		pending = nil
 		if prior == nil {
-			if iter == maxIter {
+			if iter >= maxIter {
 				a.fail(r.emit, fmt.Errorf("agent %s: %w (MaxIterations is %d)", a.cfg.Name, ErrMaxIterations, maxIter))
 				return nil
 			}

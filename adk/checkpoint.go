@@ -278,10 +278,114 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 	if cp.Version != CheckPointVersion {
 		return nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrBadCheckPoint, cp.Version, CheckPointVersion)
 	}
-	if cp.Frame == nil {
-		return nil, fmt.Errorf("%w: no frame", ErrBadCheckPoint)
+	if err := validate(&cp.Session, cp.Frame); err != nil {
+		return nil, err
 	}
 	return &cp, nil
+}
+
+// validate checks what a run resumes from, so a damaged checkpoint is
+// refused with ErrBadCheckPoint instead of failing the run midway.
+func validate(rec *sessionRecord, f *frame) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadCheckPoint, fmt.Sprintf(format, args...))
+	}
+	for i, m := range rec.Input {
+		if m == nil {
+			return bad("input message %d is null", i)
+		}
+	}
+	for i, h := range rec.History {
+		if h.Message == nil {
+			return bad("history entry %d has no message", i)
+		}
+	}
+	for k, v := range rec.Values {
+		if v == nil {
+			return bad("session value %q is null", k)
+		}
+	}
+	var walk func(f *frame, where string) error
+	walk = func(f *frame, where string) error {
+		if f == nil {
+			return bad("%s: no frame", where)
+		}
+		kinds := 0
+		for _, set := range []bool{f.Flow != nil, f.Chat != nil, f.Steps != nil, f.Parallel != nil, f.Custom != nil} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			return bad("%s: a frame must be of exactly one kind", where)
+		}
+		mark := func(m int) error {
+			if m < 0 || m > len(rec.History) {
+				return bad("%s: history mark %d outside 0..%d", where, m, len(rec.History))
+			}
+			return nil
+		}
+		switch {
+		case f.Flow != nil:
+			if (f.Flow.Inner == nil) == (f.Flow.Target == nil) || f.Flow.Target != nil && f.Flow.TransferTo == "" {
+				return bad("%s: a flow frame needs either its agent's frame or a transfer target and its frame", where)
+			}
+			if f.Flow.Target != nil {
+				return walk(f.Flow.Target, where+">"+f.Flow.TransferTo)
+			}
+			return walk(f.Flow.Inner, where)
+		case f.Chat != nil:
+			c := f.Chat
+			if len(c.Messages) == 0 {
+				return bad("%s: a chat frame without messages", where)
+			}
+			for i, m := range c.Messages {
+				if m == nil {
+					return bad("%s: chat message %d is null", where, i)
+				}
+			}
+			last := c.Messages[len(c.Messages)-1]
+			if last.Role != schema.Assistant || len(last.ToolCalls) != len(c.Calls) || c.Iteration < 0 {
+				return bad("%s: a chat frame must end with the assistant message whose tool calls it lists", where)
+			}
+			open := false
+			for i, call := range c.Calls {
+				if (call.Result == nil) != call.Interrupted {
+					return bad("%s: tool call %d must be either finished or interrupted", where, i)
+				}
+				open = open || call.Interrupted
+			}
+			if !open {
+				return bad("%s: a chat frame with no interrupted call", where)
+			}
+		case f.Steps != nil:
+			if f.Steps.Pass < 0 || f.Steps.Step < 0 {
+				return bad("%s: negative step", where)
+			}
+			if err := mark(f.Steps.Mark); err != nil {
+				return err
+			}
+			return walk(f.Steps.Inner, where)
+		case f.Parallel != nil:
+			if err := mark(f.Parallel.Mark); err != nil {
+				return err
+			}
+			open := false
+			for _, b := range f.Parallel.Branches {
+				if b != nil {
+					open = true
+					if err := walk(b, where); err != nil {
+						return err
+					}
+				}
+			}
+			if !open {
+				return bad("%s: a parallel frame with no interrupted branch", where)
+			}
+		}
+		return nil
+	}
+	return walk(f, "frame")
 }
 
 // runLocks keeps the runs of one checkpoint apart within a Runner whose
