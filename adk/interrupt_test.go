@@ -505,3 +505,58 @@ func TestDeterministicTransfer(t *testing.T) {
 		t.Fatalf("transfer messages %+v %+v", call, result)
 	}
 }
+
+// All the depths at once: after a transfer, in a step of a sequence, in two
+// parallel branches, one of them inside an agent used as a tool.
+func TestInterruptEverywhereAtOnce(t *testing.T) {
+	ctx := context.Background()
+	store := &checkpoint.Memory{}
+	inner := newAgent(t, "Inner", "asks deep inside", "",
+		modeltest.New(callTool("ask_user", `{"question":"deep?"}`), answer("inner done")), askTool(t))
+	a := newAgent(t, "A", "", "", modeltest.New(callTool("Inner", `{"request":"go deep"}`), answer("a done")), adk.NewAgentTool(ctx, inner))
+	b := newAgent(t, "B", "", "", modeltest.New(callTool("ask_user", `{"question":"shallow?"}`), answer("b done")), askTool(t))
+	par, err := adk.NewParallelAgent(ctx, &adk.ParallelAgentConfig{Name: "Par", SubAgents: []adk.Agent{a, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finalModel := modeltest.New(answer("all done"))
+	pipeline, err := adk.NewSequentialAgent(ctx, &adk.SequentialAgentConfig{Name: "Pipeline", Description: "does it all",
+		SubAgents: []adk.Agent{par, newAgent(t, "Final", "", "", finalModel)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := adk.SetSubAgents(ctx, newAgent(t, "Router", "", "",
+		modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"Pipeline"}`))), []adk.Agent{pipeline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: root, CheckPointStore: store})
+	evs := drain(t, r.Query(ctx, "go", adk.WithCheckPointID("cp")))
+	var ids []string
+	for _, ev := range evs {
+		if ev.Action != nil && ev.Action.Interrupted != nil {
+			for _, p := range ev.Action.Interrupted.Points {
+				ids = append(ids, p.ID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	want := []string{"Router/Pipeline/Par/A#call_Inner>Inner#call_ask_user", "Router/Pipeline/Par/B#call_ask_user"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("points %q in %q", ids, describeAll(evs))
+	}
+	evs = resume(t, r, "cp", adk.ResumeWith(ids[0], "very"), adk.ResumeWith(ids[1], "a bit"))
+	last := evs[len(evs)-1]
+	if describe(last) != `Final [Router Pipeline Par Final] says "all done"` {
+		t.Fatalf("events %q", describeAll(evs))
+	}
+	got := describeInput(finalModel.Calls()[0].Input)
+	for _, line := range []string{
+		"user: For context: [A] `Inner` tool returned result: inner done",
+		"user: For context: [B] `ask_user` tool returned result: to «shallow?» the person said: a bit",
+	} {
+		if !slices.Contains(got, line) {
+			t.Fatalf("Final's input lacks %q: %q", line, got)
+		}
+	}
+}
