@@ -12,8 +12,9 @@ import (
 )
 
 // CheckPointStore keeps the checkpoints of interrupted runs, by checkpoint
-// id. Implementations are safe for concurrent use; adk/checkpoint has an
-// in-memory and a file-backed one.
+// id. Implementations are safe for concurrent use: MemoryCheckPointStore
+// here, a file-backed one in adk/checkpoint, and the suite every store
+// passes in adk/checkpoint/checkpointtest.
 type CheckPointStore interface {
 	// Get returns the checkpoint saved under id; ok is false when there is
 	// none.
@@ -388,8 +389,52 @@ func validate(rec *sessionRecord, f *frame) error {
 	return walk(f, "frame")
 }
 
-// runLocks keeps the runs of one checkpoint apart within a Runner whose
-// store is not a CheckPointLocker.
+// MemoryCheckPointStore keeps checkpoints in memory, for tests and for
+// runs that need not outlive their process. The zero value is ready to use.
+type MemoryCheckPointStore struct {
+	mu    sync.Mutex
+	data  map[string][]byte
+	locks runLocks
+}
+
+// Get returns a copy of the checkpoint saved under id.
+func (m *MemoryCheckPointStore) Get(_ context.Context, id string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d, ok := m.data[id]
+	if !ok {
+		return nil, false, nil
+	}
+	return append([]byte(nil), d...), true, nil
+}
+
+// Set saves a copy of data under id.
+func (m *MemoryCheckPointStore) Set(_ context.Context, id string, data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.data == nil {
+		m.data = map[string][]byte{}
+	}
+	m.data[id] = append([]byte(nil), data...)
+	return nil
+}
+
+// Delete removes the checkpoint saved under id.
+func (m *MemoryCheckPointStore) Delete(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.data, id)
+	return nil
+}
+
+// Lock claims id for one run.
+func (m *MemoryCheckPointStore) Lock(_ context.Context, id string) (func(), error) {
+	return m.locks.lock(id)
+}
+
+// runLocks keeps runs of one checkpoint apart within one process: a
+// MemoryCheckPointStore's, and a Runner's whose store is not a
+// CheckPointLocker.
 type runLocks struct {
 	mu   sync.Mutex
 	held map[string]bool
@@ -405,9 +450,12 @@ func (l *runLocks) lock(id string) (func(), error) {
 		l.held = map[string]bool{}
 	}
 	l.held[id] = true
+	var once sync.Once
 	return func() {
-		l.mu.Lock()
-		delete(l.held, id)
-		l.mu.Unlock()
+		once.Do(func() {
+			l.mu.Lock()
+			delete(l.held, id)
+			l.mu.Unlock()
+		})
 	}, nil
 }

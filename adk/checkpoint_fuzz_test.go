@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/a2amesh/a2amesh/adk"
-	"github.com/a2amesh/a2amesh/adk/checkpoint"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
 	"github.com/a2amesh/a2amesh/adk/schema"
 )
@@ -21,7 +20,9 @@ func fuzzTree(t testing.TB, store adk.CheckPointStore) *adk.Runner {
 		}
 		return callTool("ask_user", `{"question":"?"}`), nil
 	}
-	branch := func(name string) adk.Agent { return newAgent(t, name, "", "", modeltest.FromScript(script), askTool(t)) }
+	branch := func(name string) adk.Agent {
+		return newAgent(t, name, "", "", modeltest.FromScript(script), askTool(t))
+	}
 	par, err := adk.NewParallelAgent(ctx, &adk.ParallelAgentConfig{Name: "Par", SubAgents: []adk.Agent{branch("A"), branch("B")}})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func fuzzTree(t testing.TB, store adk.CheckPointStore) *adk.Runner {
 // the run.
 func FuzzResume(f *testing.F) {
 	ctx := context.Background()
-	seed := &checkpoint.Memory{}
+	seed := &adk.MemoryCheckPointStore{}
 	drain(f, fuzzTree(f, seed).Query(ctx, "go", adk.WithCheckPointID("cp"), adk.WithSessionValues(map[string]any{"n": 1, "s": "x"})))
 	data, ok, _ := seed.Get(ctx, "cp")
 	if !ok {
@@ -56,7 +57,7 @@ func FuzzResume(f *testing.F) {
 	f.Add([]byte(`{"version":1,"session":{},"frame":{"flow":{"transfer_to":"Loop","target":{"flow":{"inner":{"steps":{"step":7,"inner":{}}}}}}}}`))
 	f.Add([]byte(`{"version":1,"session":{"history":[{"agent":"A","path":null,"message":null}]},"frame":{"flow":{"transfer_to":"Loop","target":{"flow":{"inner":{"steps":{"inner":{"flow":{"inner":{"parallel":{"mark":-5,"branches":[{},null]}}}}}}}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		store := &checkpoint.Memory{}
+		store := &adk.MemoryCheckPointStore{}
 		if err := store.Set(ctx, "cp", data); err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,7 @@ func resume(t *testing.T, r *adk.Runner, id string, opts ...adk.AgentRunOption) 
 func TestInterruptToolInChatModelAgent(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		ctx := context.Background()
-		store := &checkpoint.Memory{}
+		store := &adk.MemoryCheckPointStore{}
 		m := modeltest.New(callTool("ask_user", `{"question":"Which city?"}`), answer("Booked for Paris."))
 		a := newAgent(t, "Booker", "", "", m, askTool(t))
 		r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: a, CheckPointStore: store, EnableStreaming: streaming})
@@ -100,7 +100,7 @@ func TestInterruptToolInChatModelAgent(t *testing.T) {
 
 func TestTwoSuccessiveInterrupts(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	m := modeltest.New(
 		callTool("ask_user", `{"question":"Which city?"}`),
 		schema.AssistantMessage("", []schema.ToolCall{modeltest.ToolCall("call_2", "ask_user", `{"question":"Which dates?"}`)}),
@@ -134,7 +134,7 @@ func TestTwoSuccessiveInterrupts(t *testing.T) {
 
 func TestInterruptAfterTransfer(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	router := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"WeatherAgent"}`))
 	weatherModel := modeltest.New(callTool("ask_user", `{"question":"Which city?"}`), answer("Sunny in Oslo."))
 	w := newAgent(t, "WeatherAgent", "weather", "", weatherModel, askTool(t))
@@ -161,7 +161,7 @@ func TestInterruptAfterTransfer(t *testing.T) {
 
 func TestInterruptInSequentialAndLoop(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	aModel := modeltest.New(answer("a1"), answer("a2"))
 	bModel := modeltest.New(answer("b1"), callTool("ask_user", `{"question":"Go on?"}`), answer("b2"))
 	a := newAgent(t, "A", "", "", aModel)
@@ -212,7 +212,7 @@ func TestInterruptInSequentialAndLoop(t *testing.T) {
 
 func TestInterruptParallelBranches(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	ask := func(name, q, final string) *adk.ChatModelAgent {
 		return newAgent(t, name, "", "", modeltest.New(callTool("ask_user", `{"question":"`+q+`"}`), answer(final)), askTool(t))
 	}
@@ -278,7 +278,7 @@ func TestInterruptParallelBranches(t *testing.T) {
 
 func TestInterruptInsideAgentTool(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	innerModel := modeltest.New(callTool("ask_user", `{"question":"Budget?"}`), answer("Plan within 500 EUR."))
 	inner := newAgent(t, "Planner", "plans trips", "", innerModel, askTool(t))
 	outerModel := modeltest.New(callTool("Planner", `{"request":"plan a trip"}`), answer("Here is your plan."))
@@ -310,7 +310,7 @@ func TestInterruptInsideAgentTool(t *testing.T) {
 
 func TestConcurrentResumes(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	entered, release := make(chan struct{}), make(chan struct{})
 	slow := mustTool(t, "ask_user", "asks", func(ctx context.Context, in askIn) (string, error) {
 		if typed, ok := adk.GetResumeData[string](ctx); ok {
@@ -456,7 +456,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestCustomResumableAgent(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	seq, err := adk.NewSequentialAgent(ctx, &adk.SequentialAgentConfig{Name: "Flow", SubAgents: []adk.Agent{custom{},
 		newAgent(t, "Done", "", "", modeltest.New(answer("finished")))}})
 	if err != nil {
@@ -480,7 +480,7 @@ func TestCustomResumableAgent(t *testing.T) {
 
 func TestDeterministicTransfer(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	supModel := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"Worker"}`), answer("all done"))
 	workerModel := modeltest.New(callTool("ask_user", `{"question":"Detail?"}`), answer("work done"))
 	worker := adk.AgentWithDeterministicTransferTo(ctx, &adk.DeterministicTransferConfig{
@@ -510,7 +510,7 @@ func TestDeterministicTransfer(t *testing.T) {
 // parallel branches, one of them inside an agent used as a tool.
 func TestInterruptEverywhereAtOnce(t *testing.T) {
 	ctx := context.Background()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	inner := newAgent(t, "Inner", "asks deep inside", "",
 		modeltest.New(callTool("ask_user", `{"question":"deep?"}`), answer("inner done")), askTool(t))
 	a := newAgent(t, "A", "", "", modeltest.New(callTool("Inner", `{"request":"go deep"}`), answer("a done")), adk.NewAgentTool(ctx, inner))

@@ -1,3 +1,8 @@
+// Package checkpoint has File, an adk.CheckPointStore that keeps one file
+// per checkpoint, written atomically, surviving restarts, with runs of a
+// checkpoint kept apart across processes (on Unix). The in-memory store is
+// adk.MemoryCheckPointStore; checkpointtest holds the tests every store
+// must pass.
 package checkpoint
 
 import (
@@ -17,19 +22,16 @@ const maxIDLength = 200
 
 // File keeps each checkpoint in a file of its own in a directory: <id>.json
 // (characters other than letters, digits, '-' and '_' escaped as %XX),
-// replaced atomically (written aside, synced, renamed). Runs of one
-// checkpoint are kept apart with advisory locks on files in the
-// directory's .locks folder, which the operating system releases when a
-// process dies; the lock files stay.
+// replaced atomically (written aside, synced, renamed). On Unix, File is
+// an adk.CheckPointLocker: runs of one checkpoint are kept apart with
+// advisory locks on files in the directory's .locks folder, which the
+// operating system releases when a process dies; the lock files stay.
+// Elsewhere a Runner keeps only its own runs apart.
 type File struct {
-	dir   string
-	locks fileLocks
+	dir string
 }
 
-var (
-	_ adk.CheckPointStore  = (*File)(nil)
-	_ adk.CheckPointLocker = (*File)(nil)
-)
+var _ adk.CheckPointStore = (*File)(nil)
 
 // NewFile returns a store in dir, creating it if needed.
 func NewFile(dir string) (*File, error) {
@@ -110,15 +112,6 @@ func (f *File) Delete(_ context.Context, id string) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
-}
-
-// Lock claims id for one run, across processes.
-func (f *File) Lock(_ context.Context, id string) (func(), error) {
-	name, err := fileName(id)
-	if err != nil {
-		return nil, err
-	}
-	return f.lockFile(filepath.Join(f.dir, ".locks", name), id)
 }
 
 func syncDir(dir string) error {

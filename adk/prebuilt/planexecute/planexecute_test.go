@@ -9,7 +9,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/a2amesh/a2amesh/adk"
-	"github.com/a2amesh/a2amesh/adk/checkpoint"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
@@ -89,7 +88,7 @@ func TestTravelPlanning(t *testing.T) {
 		modeltest.CallTool("plan", `{"steps":["Find a hotel in Beijing","List attractions in Beijing"]}`),
 		modeltest.CallTool("plan", `{"steps":["List attractions in Beijing"]}`),
 		modeltest.CallTool("respond", `{"response":"Day 1: fly CA982 and check in at the Peninsula; days 2-3: Great Wall, Forbidden City."}`))
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: travelAgent(t, planner, executor, replanner), CheckPointStore: store})
 
 	evs := adktest.Drain(t, r.Query(ctx, trip, adk.WithCheckPointID("trip")))
@@ -137,7 +136,7 @@ func TestTravelPlanning(t *testing.T) {
 func TestTravelPlanningOffline(t *testing.T) {
 	ctx := context.Background()
 	m := offline.New()
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: travelAgent(t, m, m, m), CheckPointStore: store})
 	evs := adktest.Drain(t, r.Query(ctx, trip, adk.WithCheckPointID("trip")))
 	p := adktest.Interrupted(t, evs).Points[0]

@@ -204,7 +204,7 @@ func TestProjectManagerScenario(t *testing.T) {
 	code := modeltest.New(modeltest.CallTool("knowledge_base", `{"query":"go service"}`), modeltest.Answer("func main() {}"))
 	reviewer := modeltest.New(modeltest.Answer("Looks fine; add tests."))
 	summarizer := modeltest.New(modeltest.Answer("Review: approve with tests."))
-	store := &checkpoint.Memory{}
+	store := &adk.MemoryCheckPointStore{}
 	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: projectTeam(t, pm, research, code, reviewer, summarizer), CheckPointStore: store})
 
 	evs := adktest.Drain(t, r.Query(ctx, "Build a small service", adk.WithCheckPointID("project-1")))
