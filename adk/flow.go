@@ -42,12 +42,12 @@ type HistoryRewriter func(ctx context.Context, entries []*HistoryEntry) ([]*sche
 
 // AgentOption configures an agent's place in an agent tree; see
 // AgentWithOptions.
-type AgentOption func(*flowAgent)
+type AgentOption struct{ apply func(*flowAgent) }
 
 // WithDisallowTransferToParent keeps the agent from transferring back to
 // the agent that transferred to it.
 func WithDisallowTransferToParent() AgentOption {
-	return func(a *flowAgent) { a.disallowParent = true }
+	return AgentOption{func(a *flowAgent) { a.disallowParent = true }}
 }
 
 // WithHistoryRewriter replaces how the agent's input is made from the run's
@@ -55,7 +55,7 @@ func WithDisallowTransferToParent() AgentOption {
 // agents before it produced: its own as they were, other agents' as user
 // messages that say "For context: [Agent] said ...".
 func WithHistoryRewriter(h HistoryRewriter) AgentOption {
-	return func(a *flowAgent) { a.rewriter = h }
+	return AgentOption{func(a *flowAgent) { a.rewriter = h }}
 }
 
 // emitFunc receives the events of a run on the run's goroutine.
@@ -104,7 +104,9 @@ func AgentWithOptions(ctx context.Context, agent Agent, opts ...AgentOption) (Ag
 	fa := toFlowAgent(ctx, agent)
 	wasDisallowed := fa.disallowParent
 	for _, o := range opts {
-		o(fa)
+		if o.apply != nil {
+			o.apply(fa)
+		}
 	}
 	if fa.disallowParent && !wasDisallowed {
 		if on, ok := fa.agent.(OnSubAgents); ok {
