@@ -76,6 +76,16 @@ type AgentEvent struct {
 	Action *AgentAction
 	// Err is why the run failed; it is the last event of its agent.
 	Err error
+
+	// recorded is set once the event's message is in the run's history.
+	recorded bool
+}
+
+// CallerAgent is an agent of a caller's agent tree that a run's root agent
+// may transfer to (see WithCallerAgents).
+type CallerAgent struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 }
 
 // AgentOutput is what an event carries.

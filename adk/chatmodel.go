@@ -75,6 +75,7 @@ type ChatModelAgent struct {
 	prep    sync.Once
 	ready   *preparedAgent
 	prepErr error
+	targets []CallerAgent // its transfer targets in its tree
 }
 
 // preparedAgent is what the first run works out from the config and the
@@ -144,54 +145,75 @@ func (a *ChatModelAgent) OnDisallowTransferToParent(context.Context) error {
 	return nil
 }
 
+// prepare works out, on the first run, the agent's tools and transfer
+// targets from its config and its place in its tree.
 func (a *ChatModelAgent) prepare(ctx context.Context) (*preparedAgent, error) {
 	a.prep.Do(func() {
 		a.mu.Lock()
 		a.frozen = true
-		targets := a.subAgents
+		var targets []CallerAgent
+		for _, t := range a.subAgents {
+			targets = append(targets, CallerAgent{Name: t.Name(ctx), Description: t.Description(ctx)})
+		}
 		if a.parent != nil && !a.disallowParent {
-			targets = append(targets[:len(targets):len(targets)], a.parent)
+			targets = append(targets, CallerAgent{Name: a.parent.Name(ctx), Description: a.parent.Description(ctx)})
 		}
 		a.mu.Unlock()
-
-		p := &preparedAgent{model: a.cfg.Model, returnDirectly: map[string]bool{}}
-		tools := a.cfg.ToolsConfig.Tools
-		for name, direct := range a.cfg.ToolsConfig.ReturnDirectly {
-			p.returnDirectly[name] = direct
-		}
-		if a.cfg.Exit != nil {
-			tools = append(tools[:len(tools):len(tools)], a.cfg.Exit)
-			info, err := a.cfg.Exit.Info(ctx)
-			if err != nil {
-				a.prepErr = fmt.Errorf("adk: agent %s: exit tool: %w", a.cfg.Name, err)
-				return
-			}
-			p.returnDirectly[info.Name] = true
-		}
-		if len(targets) > 0 {
-			names := make([]string, len(targets))
-			for i, t := range targets {
-				names[i] = t.Name(ctx)
-			}
-			tools = append(tools[:len(tools):len(tools)], transferTool{targets: names})
-			p.transfer = transferInstruction(ctx, targets)
-		}
-		if len(tools) > 0 {
-			node, err := tool.NewNode(ctx, tools)
-			if err != nil {
-				a.prepErr = fmt.Errorf("adk: agent %s: %w", a.cfg.Name, err)
-				return
-			}
-			m, err := a.cfg.Model.WithTools(node.Infos())
-			if err != nil {
-				a.prepErr = fmt.Errorf("adk: agent %s: bind tools: %w", a.cfg.Name, err)
-				return
-			}
-			p.tools, p.model = node, m
-		}
-		a.ready = p
+		a.ready, a.prepErr = a.build(ctx, targets)
+		a.targets = targets
 	})
 	return a.ready, a.prepErr
+}
+
+// forRun returns what the agent works with in the run ctx belongs to: as
+// prepared, or, as the root of a run with caller agents, with those added
+// to its transfer targets.
+func (a *ChatModelAgent) forRun(ctx context.Context) (*preparedAgent, error) {
+	p, err := a.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := stateOf(ctx)
+	if st == nil || len(st.callers) == 0 {
+		return p, nil
+	}
+	return a.build(ctx, append(a.targets[:len(a.targets):len(a.targets)], st.callers...))
+}
+
+func (a *ChatModelAgent) build(ctx context.Context, targets []CallerAgent) (*preparedAgent, error) {
+	p := &preparedAgent{model: a.cfg.Model, returnDirectly: map[string]bool{}}
+	tools := a.cfg.ToolsConfig.Tools
+	for name, direct := range a.cfg.ToolsConfig.ReturnDirectly {
+		p.returnDirectly[name] = direct
+	}
+	if a.cfg.Exit != nil {
+		tools = append(tools[:len(tools):len(tools)], a.cfg.Exit)
+		info, err := a.cfg.Exit.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("adk: agent %s: exit tool: %w", a.cfg.Name, err)
+		}
+		p.returnDirectly[info.Name] = true
+	}
+	if len(targets) > 0 {
+		names := make([]string, len(targets))
+		for i, t := range targets {
+			names[i] = t.Name
+		}
+		tools = append(tools[:len(tools):len(tools)], transferTool{targets: names})
+		p.transfer = transferInstruction(targets)
+	}
+	if len(tools) > 0 {
+		node, err := tool.NewNode(ctx, tools)
+		if err != nil {
+			return nil, fmt.Errorf("adk: agent %s: %w", a.cfg.Name, err)
+		}
+		m, err := a.cfg.Model.WithTools(node.Infos())
+		if err != nil {
+			return nil, fmt.Errorf("adk: agent %s: bind tools: %w", a.cfg.Name, err)
+		}
+		p.tools, p.model = node, m
+	}
+	return p, nil
 }
 
 // chatModelOptions are the run options a ChatModelAgent reads.
@@ -212,7 +234,7 @@ func (a *ChatModelAgent) Run(ctx context.Context, input *AgentInput, opts ...Age
 // runInline runs the agent; it returns its frame when a tool call
 // interrupted.
 func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts []AgentRunOption, emit emitFunc) *frame {
-	p, err := a.prepare(ctx)
+	p, err := a.forRun(ctx)
 	if err != nil {
 		a.fail(emit, err)
 		return nil
@@ -250,7 +272,7 @@ func (a *ChatModelAgent) runInline(ctx context.Context, input *AgentInput, opts 
 
 // resumeInline continues the turn of tool calls that was interrupted.
 func (a *ChatModelAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunOption, emit emitFunc) *frame {
-	p, err := a.prepare(ctx)
+	p, err := a.forRun(ctx)
 	if err != nil {
 		a.fail(emit, err)
 		return nil

@@ -187,8 +187,9 @@ type restoredValue struct {
 	generic any
 }
 
-// SessionValue returns the session value key as a T. A value restored from
-// a checkpoint whose type has no StateType is decoded into T.
+// SessionValue returns the session value key as a T. A value of another
+// type (a value restored from a checkpoint whose type has no StateType, or
+// one that crossed a process boundary as JSON) is decoded into T.
 func SessionValue[T any](ctx context.Context, key string) (v T, ok bool) {
 	st := stateOf(ctx)
 	if st == nil {
@@ -204,8 +205,62 @@ func SessionValue[T any](ctx context.Context, key string) (v T, ok bool) {
 		}
 		return v, true
 	}
-	v, ok = raw.(T)
-	return v, ok
+	return convert[T](raw)
+}
+
+// MarshalSessionValues encodes the session values of the run ctx belongs
+// to as a checkpoint does: each with its type's name (built-in, from
+// types, or "go:<type>"), so UnmarshalSessionValues brings them back as
+// the same types. A bridge uses it to carry session values to a remote run.
+func MarshalSessionValues(ctx context.Context, types ...StateType) ([]byte, error) {
+	reg, err := newTypeRegistry(types)
+	if err != nil {
+		return nil, err
+	}
+	var vals map[string]any
+	if st := stateOf(ctx); st != nil {
+		vals = st.session.values.allRaw()
+	}
+	return marshalValues(vals, reg)
+}
+
+func marshalValues(vals map[string]any, reg *typeRegistry) ([]byte, error) {
+	out := make(map[string]*typedValue, len(vals))
+	for k, v := range vals {
+		tv, err := reg.encode(v)
+		if err != nil {
+			return nil, fmt.Errorf("session value %q: %w", k, err)
+		}
+		out[k] = tv
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalSessionValues decodes what MarshalSessionValues wrote. A value
+// whose type is neither built in nor in types comes back as a value that
+// GetSessionValue shows as plain JSON and SessionValue decodes into the
+// type asked for.
+func UnmarshalSessionValues(data []byte, types ...StateType) (map[string]any, error) {
+	reg, err := newTypeRegistry(types)
+	if err != nil {
+		return nil, err
+	}
+	var in map[string]*typedValue
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, fmt.Errorf("adk: session values: %w", err)
+	}
+	out := make(map[string]any, len(in))
+	for k, tv := range in {
+		if tv == nil {
+			return nil, fmt.Errorf("adk: session value %q is null", k)
+		}
+		v, err := reg.decode(tv)
+		if err != nil {
+			return nil, fmt.Errorf("adk: session value %q: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // snapshot records the session for a checkpoint, with its values unless

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/a2amesh/a2amesh/adk/schema"
@@ -182,13 +183,16 @@ func (a *flowAgent) reachable(name string) *flowAgent {
 	return nil
 }
 
-func (a *flowAgent) reachableNames() string {
+func (a *flowAgent) reachableNames(callers []CallerAgent) string {
 	var names []string
 	for _, s := range a.subAgents {
 		names = append(names, s.name)
 	}
 	if a.parent != nil && !a.disallowParent {
 		names = append(names, a.parent.name)
+	}
+	for _, c := range callers {
+		names = append(names, c.Name)
 	}
 	if len(names) == 0 {
 		return "none"
@@ -227,13 +231,17 @@ func (a *flowAgent) enter(ctx context.Context, input *AgentInput, opts []AgentRu
 		}
 		st = &runState{session: s}
 	}
-	var path []RunStep
-	if len(st.path) == 0 {
-		path = []RunStep{{AgentName: a.name}}
-	} else {
-		path = appendPath(st.path, a.name)
+	if len(st.path) > 0 {
+		path := appendPath(st.path, a.name)
+		return withState(ctx, st.at(path)), st.session, path
 	}
-	return withState(ctx, st.at(path)), st.session, path
+	path := st.rootPath
+	if len(path) == 0 {
+		path = []RunStep{{AgentName: a.name}}
+	}
+	root := st.at(path)
+	root.callers = st.callers
+	return withState(ctx, root), st.session, path
 }
 
 // growStack grows a new run goroutine's stack while it is one frame deep.
@@ -278,7 +286,7 @@ func (a *flowAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunO
 		target := a.reachable(ff.TransferTo)
 		if target == nil {
 			emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf(
-				"resume: %s transferred to %q: %w (%s can transfer to: %s)", a.name, ff.TransferTo, ErrAgentNotFound, a.name, a.reachableNames())})
+				"resume: %s transferred to %q: %w (%s can transfer to: %s)", a.name, ff.TransferTo, ErrAgentNotFound, a.name, a.reachableNames(nil))})
 			return nil
 		}
 		if tf := target.resumeInline(ctx, ff.Target, opts, emit); tf != nil {
@@ -342,8 +350,12 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 	dest := last.TransferToAgent.DestAgentName
 	target := a.reachable(dest)
 	if target == nil {
+		callers := stateOf(ctx).callers
+		if slices.ContainsFunc(callers, func(c CallerAgent) bool { return c.Name == dest }) {
+			return nil // the caller carries it out
+		}
 		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf(
-			"transfer from %s to %q: %w (%s can transfer to: %s)", a.name, dest, ErrAgentNotFound, a.name, a.reachableNames())})
+			"transfer from %s to %q: %w (%s can transfer to: %s)", a.name, dest, ErrAgentNotFound, a.name, a.reachableNames(callers))})
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -383,7 +395,7 @@ func (a *flowAgent) resumeAgent(ctx context.Context, s *session, path []RunStep,
 	}
 	st := stateOf(ctx)
 	id := pointID(st.prefix, path, "")
-	info := &ResumeInfo{EnableStreaming: s.streaming, State: f.Custom.State, Data: st.resume[id], PointID: id}
+	info := &ResumeInfo{EnableStreaming: s.streaming, State: f.Custom.State, Data: st.resume[id], PointID: id, Inputs: st.resume}
 	return a.drain(ctx, path, ra.Resume(ctx, info, opts...), emit)
 }
 
@@ -405,6 +417,13 @@ func (a *flowAgent) drain(ctx context.Context, path []RunStep, it *AsyncIterator
 		}
 		if ev == nil {
 			continue
+		}
+		// Events from below this agent that no flow of this run recorded
+		// come from agents this run cannot see into (a remote agent's
+		// tree): they join the history here.
+		if len(ev.RunPath) > len(path) && !ev.recorded && isPrefix(path, ev.RunPath) &&
+			ev.Output != nil && ev.Output.MessageOutput != nil && (ev.Action == nil || ev.Action.Interrupted == nil) {
+			stateOf(ctx).session.record(ev, ev.AgentName, ev.RunPath)
 		}
 		if act := ev.Action; act != nil && act.Interrupted != nil && (len(ev.RunPath) == 0 || samePath(ev.RunPath, path)) {
 			f = &frame{Custom: &customFrame{}}
@@ -429,10 +448,7 @@ func (a *flowAgent) drain(ctx context.Context, path []RunStep, it *AsyncIterator
 // can see.
 func (a *flowAgent) input(ctx context.Context, s *session, path []RunStep) (*AgentInput, error) {
 	in := &AgentInput{Messages: s.input, EnableStreaming: s.streaming}
-	var seen []*historyEntry
-	if len(path) > 1 {
-		seen = s.visible(path)
-	}
+	seen := s.visible(path)
 	if a.rewriter == nil {
 		if len(seen) == 0 {
 			return in, nil

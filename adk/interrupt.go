@@ -106,8 +106,21 @@ func GetResumeData[T any](ctx context.Context) (data T, ok bool) {
 	if !found {
 		return data, false
 	}
-	data, ok = v.(T)
-	return data, ok
+	return convert[T](v)
+}
+
+// convert returns v as a T: as it is, or, for a value that came as JSON
+// (across a process boundary), decoded into T.
+func convert[T any](v any) (T, bool) {
+	if t, ok := v.(T); ok {
+		return t, true
+	}
+	var t T
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return t, false
+	}
+	return t, json.Unmarshal(raw, &t) == nil
 }
 
 // ResumeWith aims input at the interrupted point id (InterruptPoint.ID) of
@@ -152,6 +165,9 @@ type ResumeInfo struct {
 	Data any
 	// PointID is the agent's InterruptPoint.ID.
 	PointID string
+	// Inputs are all the inputs of this resume by point id, for agents that
+	// pass them on (a remote agent resumes the points of its own run).
+	Inputs map[string]any
 }
 
 // pendingInterrupt is what a tool call leaves when it interrupts.

@@ -17,6 +17,24 @@ type runOptions struct {
 	sessionValues map[string]any
 	checkPointID  string
 	resume        map[string]any // input by interrupt point id
+	runPath       []RunStep
+	callers       []CallerAgent
+}
+
+// WithRunPath makes a run continue a RunPath begun elsewhere: its root
+// agent's RunPath is path (whose last step names the root as the caller
+// knows it), and every agent below extends it. A run that serves a remote
+// caller uses it so its events and interrupt points fit the caller's tree.
+func WithRunPath(path []RunStep) AgentRunOption {
+	return AgentRunOption{common: func(o *runOptions) { o.runPath = path }}
+}
+
+// WithCallerAgents gives the run's root agent more agents to transfer to:
+// agents of a caller's tree, such as the caller's parent and siblings of
+// the root. A transfer to one of them ends the run with the transfer
+// action, for the caller to carry out.
+func WithCallerAgents(agents ...CallerAgent) AgentRunOption {
+	return AgentRunOption{common: func(o *runOptions) { o.callers = agents }}
 }
 
 // WrapImplSpecificOptFn makes an option of fn, for agents whose options

@@ -54,7 +54,7 @@ func (r *Runner) Run(ctx context.Context, messages []*schema.Message, opts ...Ag
 	if o.sessionValues != nil {
 		s.values.set(o.sessionValues)
 	}
-	ctx = withState(ctx, &runState{session: s})
+	ctx = withState(ctx, &runState{session: s, rootPath: o.runPath, callers: o.callers})
 	return spawn(r.agent.name, func(emit emitFunc) {
 		if r.typesErr != nil {
 			emit(&AgentEvent{AgentName: r.agent.name, Err: r.typesErr})
@@ -105,7 +105,7 @@ func (r *Runner) Resume(ctx context.Context, checkPointID string, opts ...AgentR
 	if o.sessionValues != nil {
 		s.values.set(o.sessionValues)
 	}
-	ctx = withState(ctx, &runState{session: s, resume: o.resume})
+	ctx = withState(ctx, &runState{session: s, resume: o.resume, rootPath: o.runPath, callers: o.callers})
 	return spawn(r.agent.name, func(emit emitFunc) {
 		defer unlock()
 		r.keep(ctx, checkPointID, s, emit, func(emit emitFunc) *frame { return r.agent.resumeInline(ctx, cp.Frame, opts, emit) })

@@ -19,6 +19,12 @@ type runState struct {
 	resume map[string]any
 	// prefix starts the ids of the points of a run inside an agent tool.
 	prefix string
+	// rootPath, before the root agent enters, is the RunPath it takes
+	// (WithRunPath).
+	rootPath []RunStep
+	// callers, in the root agent's state only, are the agents of the
+	// caller it may transfer to (WithCallerAgents).
+	callers []CallerAgent
 }
 
 // at returns the state of the agent at path in the same run.
@@ -138,6 +144,7 @@ func (e *historyEntry) messageLocked() *schema.Message {
 // A streamed message is copied so the event's reader and the history each
 // get the whole stream.
 func (s *session) record(ev *AgentEvent, agent string, path []RunStep) {
+	ev.recorded = true
 	mv := ev.Output.MessageOutput
 	e := &historyEntry{agent: agent, path: path}
 	if mv.IsStreaming {
@@ -161,6 +168,9 @@ func (s *session) record(ev *AgentEvent, agent string, path []RunStep) {
 func (s *session) visible(path []RunStep) []*historyEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.history) == 0 {
+		return nil
+	}
 	var out []*historyEntry
 	for _, e := range s.history {
 		if isPrefix(e.path, path) {

@@ -20,15 +20,14 @@ const TransferToAgentToolName = "transfer_to_agent"
 const TransferTargetsHeader = "Agents you can transfer to:"
 
 // transferInstruction tells a model when and how to transfer, and to whom.
-func transferInstruction(ctx context.Context, targets []Agent) string {
+func transferInstruction(targets []CallerAgent) string {
 	var b strings.Builder
 	b.WriteString("You work in a team of agents. Answer the request yourself when it fits what you do. " +
 		"When another agent's description fits it better, call " + TransferToAgentToolName +
 		" with that agent's name, and write nothing else.\n")
 	b.WriteString(TransferTargetsHeader)
 	for _, t := range targets {
-		desc := strings.Join(strings.Fields(t.Description(ctx)), " ")
-		fmt.Fprintf(&b, "\n- %s: %s", t.Name(ctx), desc)
+		fmt.Fprintf(&b, "\n- %s: %s", t.Name, strings.Join(strings.Fields(t.Description), " "))
 	}
 	return b.String()
 }
