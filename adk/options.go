@@ -1,6 +1,9 @@
 package adk
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // AgentRunOption tunes one run. Options made by WrapImplSpecificOptFn reach
 // the agent implementations that understand them (see
@@ -19,6 +22,14 @@ type runOptions struct {
 	resume        map[string]any // input by interrupt point id
 	runPath       []RunStep
 	callers       []CallerAgent
+	onEnd         func(ctx context.Context)
+}
+
+// WithRunEnd calls fn when the run ends, on the run's goroutine, before its
+// iterator ends, with a context of the run: GetSessionValues and
+// MarshalSessionValues read the run's final session values there.
+func WithRunEnd(fn func(ctx context.Context)) AgentRunOption {
+	return AgentRunOption{common: func(o *runOptions) { o.onEnd = fn }}
 }
 
 // WithRunPath makes a run continue a RunPath begun elsewhere: its root

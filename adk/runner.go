@@ -69,6 +69,9 @@ func (r *Runner) Run(ctx context.Context, messages []*schema.Message, opts ...Ag
 			defer unlock()
 		}
 		r.keep(ctx, o.checkPointID, s, emit, func(emit emitFunc) *frame { return r.agent.runInline(ctx, in, opts, emit) })
+		if o.onEnd != nil {
+			o.onEnd(ctx)
+		}
 	})
 }
 
@@ -109,6 +112,9 @@ func (r *Runner) Resume(ctx context.Context, checkPointID string, opts ...AgentR
 	return spawn(r.agent.name, func(emit emitFunc) {
 		defer unlock()
 		r.keep(ctx, checkPointID, s, emit, func(emit emitFunc) *frame { return r.agent.resumeInline(ctx, cp.Frame, opts, emit) })
+		if o.onEnd != nil {
+			o.onEnd(ctx)
+		}
 	}), nil
 }
 

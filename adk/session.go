@@ -314,3 +314,13 @@ func RunInput(ctx context.Context) []*schema.Message {
 	}
 	return nil
 }
+
+// CurrentRunPath returns the RunPath of the agent ctx belongs to in its
+// run; nil outside a run. An agent that calls another process (a remote
+// agent) sends it, so the far side's events fit the caller's tree.
+func CurrentRunPath(ctx context.Context) []RunStep {
+	if st := stateOf(ctx); st != nil {
+		return st.path
+	}
+	return nil
+}

@@ -1,0 +1,491 @@
+package bridge
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/schema"
+)
+
+// ExecutorConfig configures an Executor.
+type ExecutorConfig struct {
+	// Agent is the agent (tree) served.
+	Agent adk.Agent
+	// CheckPointStore keeps interrupted tasks; the checkpoint id is the
+	// task id. Nil means an adk.MemoryCheckPointStore.
+	CheckPointStore adk.CheckPointStore
+	// StateTypes name the session value types checkpoints and callers
+	// bring back as themselves.
+	StateTypes []adk.StateType
+	// Conversations keeps what was said in each context, so a second task
+	// in a context sees the earlier turns. Nil means a MemoryConversations
+	// with its defaults.
+	Conversations Conversations
+	Logger        *slog.Logger
+}
+
+// Executor serves an adk.Agent as an A2A agent: each task is one Runner
+// run, checkpointed under the task id. A message on an INPUT_REQUIRED task
+// resumes the run; cancelling the task cancels the run.
+type Executor struct {
+	runner, streamer *adk.Runner
+	store            adk.CheckPointStore
+	types            []adk.StateType
+	conversations    Conversations
+	log              *slog.Logger
+}
+
+var _ server.AgentExecutor = (*Executor)(nil)
+
+// NewExecutor returns an Executor for cfg.
+func NewExecutor(ctx context.Context, cfg ExecutorConfig) (*Executor, error) {
+	if cfg.Agent == nil {
+		return nil, errors.New("bridge: the executor needs an agent")
+	}
+	e := &Executor{store: cfg.CheckPointStore, types: cfg.StateTypes, conversations: cfg.Conversations, log: cfg.Logger}
+	if e.store == nil {
+		e.store = &adk.MemoryCheckPointStore{}
+	}
+	if e.conversations == nil {
+		e.conversations = &MemoryConversations{}
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	rc := adk.RunnerConfig{Agent: cfg.Agent, CheckPointStore: e.store, StateTypes: cfg.StateTypes}
+	e.runner = adk.NewRunner(ctx, rc)
+	rc.EnableStreaming = true
+	e.streamer = adk.NewRunner(ctx, rc)
+	return e, nil
+}
+
+// Card returns a card for agent served at url: its name and description,
+// one skill, streaming and push notifications, A2A 1.0 and 0.3.
+func Card(ctx context.Context, agent adk.Agent, url string) *a2a.AgentCard {
+	name, desc := agent.Name(ctx), agent.Description(ctx)
+	return &a2a.AgentCard{
+		Name:        name,
+		Description: desc,
+		SupportedInterfaces: []a2a.AgentInterface{
+			{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version03},
+		},
+		Provider:           &a2a.AgentProvider{Organization: "a2amesh", URL: "https://github.com/a2amesh/a2amesh"},
+		Version:            "1.0.0",
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills:             []a2a.AgentSkill{{ID: name, Name: name, Description: desc, Tags: []string{"adk"}}},
+	}
+}
+
+// Execute runs the agent on the message, or resumes the task's run.
+func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		meta, _, err := metaValue[runMeta](req.Metadata, KeyRun)
+		if err != nil {
+			yield(nil, a2a.Errorf(a2a.CodeInvalidParams, "bridge: %v", err))
+			return
+		}
+		var values map[string]any
+		if len(meta.SessionValues) > 0 {
+			if values, err = adk.UnmarshalSessionValues(meta.SessionValues, e.types...); err != nil {
+				yield(nil, a2a.Errorf(a2a.CodeInvalidParams, "bridge: %v", err))
+				return
+			}
+		}
+		runner := e.runner
+		if meta.Streaming || (meta.Input == nil && req.Streaming) {
+			runner = e.streamer
+		}
+		var end runEnd
+		opts := []adk.AgentRunOption{adk.WithCheckPointID(req.TaskID), adk.WithRunEnd(end.capture)}
+		if values != nil {
+			opts = append(opts, adk.WithSessionValues(values))
+		}
+		if len(meta.RunPath) > 0 {
+			opts = append(opts, adk.WithRunPath(meta.RunPath))
+		}
+		if len(meta.Callers) > 0 {
+			opts = append(opts, adk.WithCallerAgents(meta.Callers...))
+		}
+
+		var it *adk.AsyncIterator[*adk.AgentEvent]
+		var userText *schema.Message
+		if req.Task != nil && req.Task.Status.State == a2a.TaskStateInputRequired {
+			inputs := meta.Resume
+			if inputs == nil {
+				inputs = plainResume(req)
+			}
+			for id, v := range inputs {
+				opts = append(opts, adk.ResumeWith(id, v))
+			}
+			if it, err = runner.Resume(ctx, req.TaskID, opts...); err != nil {
+				yield(nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume task %s: %v", req.TaskID, err))
+				return
+			}
+		} else {
+			input := meta.Input
+			if input == nil {
+				userText = fromA2AMessage(req.Message)
+				earlier, err := e.conversations.Load(ctx, req.ContextID)
+				if err != nil {
+					e.log.Warn("loading the conversation", "context", req.ContextID, "err", err)
+				}
+				input = append(earlier, userText)
+			}
+			it = runner.Run(ctx, input, opts...)
+		}
+
+		enc := &encoder{taskID: req.TaskID, contextID: req.ContextID, yield: yield}
+		if !enc.status(a2a.TaskStateWorking, nil, nil) {
+			return
+		}
+		for ev, ok := it.Next(); ok; ev, ok = it.Next() {
+			if !enc.event(ev) {
+				drainRun(it)
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			// The task was cancelled: the Handler records it so; a FAILED
+			// status from the run's last error would misstate it.
+			return
+		}
+		result := resultMeta{SessionValues: changedValues(meta.SessionValues, end.values)}
+		if userText != nil && enc.interrupt == nil && enc.held == nil && enc.answer != "" {
+			if err := e.conversations.Append(ctx, req.ContextID, userText, schema.AssistantMessage(enc.answer, nil)); err != nil {
+				e.log.Warn("saving the conversation", "context", req.ContextID, "err", err)
+			}
+		}
+		enc.finish(&result)
+	}
+}
+
+// drainRun reads a run to its end after its consumer went away, so its
+// goroutine ends too.
+func drainRun(it *adk.AsyncIterator[*adk.AgentEvent]) {
+	for ev, ok := it.Next(); ok; ev, ok = it.Next() {
+		if mv := ev.Output; mv != nil && mv.MessageOutput != nil && mv.MessageOutput.MessageStream != nil {
+			mv.MessageOutput.MessageStream.Close()
+		}
+	}
+}
+
+// plainResume gives a plain client's answer to every interrupted point of
+// the task: its text, to the points its INPUT_REQUIRED message lists.
+func plainResume(req *server.ExecRequest) map[string]any {
+	text := req.Message.Text()
+	inputs := map[string]any{}
+	if st := req.Task.Status.Message; st != nil {
+		if points, ok, _ := metaValue[[]*adk.InterruptPoint](st.Metadata, KeyPoints); ok {
+			for _, p := range points {
+				inputs[p.ID] = text
+			}
+		}
+	}
+	return inputs
+}
+
+// Cancel drops the checkpoint of a task canceled while it waited for
+// input; a running task's run stops with its context.
+func (e *Executor) Cancel(ctx context.Context, task *a2a.Task) error {
+	if err := e.store.Delete(ctx, task.ID); err != nil {
+		return fmt.Errorf("bridge: drop the checkpoint of task %s: %w", task.ID, err)
+	}
+	return nil
+}
+
+// runEnd captures a run's final session values.
+type runEnd struct {
+	values []byte
+}
+
+func (r *runEnd) capture(ctx context.Context) {
+	r.values, _ = adk.MarshalSessionValues(ctx) // values are JSON by then: they were checked on the way in or set by agents
+}
+
+// changedValues returns the values of after that are new or differ from
+// before (both as MarshalSessionValues writes them).
+func changedValues(before json.RawMessage, after []byte) json.RawMessage {
+	if len(after) == 0 {
+		return nil
+	}
+	var b, a map[string]json.RawMessage
+	_ = json.Unmarshal(before, &b)
+	if json.Unmarshal(after, &a) != nil {
+		return nil
+	}
+	changed := map[string]json.RawMessage{}
+	for k, v := range a {
+		if old, ok := b[k]; !ok || !bytes.Equal(old, v) {
+			changed[k] = v
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	out, _ := json.Marshal(changed)
+	return out
+}
+
+// encoder turns a run's ADK events into A2A events.
+type encoder struct {
+	taskID, contextID string
+	yield             func(a2a.Event, error) bool
+
+	// held is an error event kept back until the next event shows it was
+	// not the run's last (the last one fails the task).
+	held      *adk.AgentEvent
+	interrupt *adk.InterruptInfo
+	answer    string // the run's last answer text
+}
+
+func metaOf(ev *adk.AgentEvent) *eventMeta {
+	m := &eventMeta{Agent: ev.AgentName, RunPath: ev.RunPath, Action: ev.Action}
+	if ev.Err != nil {
+		m.Error = ev.Err.Error()
+	}
+	if out := ev.Output; out != nil {
+		if mv := out.MessageOutput; mv != nil {
+			m.Output, m.Role, m.ToolName, m.Streaming = true, mv.Role, mv.ToolName, mv.IsStreaming
+		}
+		if out.CustomizedOutput != nil {
+			m.CustomizedOutput, _ = json.Marshal(out.CustomizedOutput)
+		}
+	}
+	return m
+}
+
+func (e *encoder) status(state a2a.TaskState, msg *a2a.Message, meta map[string]any) bool {
+	ev := a2a.NewStatusUpdate(e.taskID, e.contextID, state, msg)
+	ev.Metadata = meta
+	return e.yield(ev, nil)
+}
+
+func (e *encoder) event(ev *adk.AgentEvent) bool {
+	if act := ev.Action; act != nil && act.Interrupted != nil {
+		if e.interrupt == nil {
+			e.interrupt = &adk.InterruptInfo{Data: act.Interrupted.Data}
+		}
+		e.interrupt.Points = append(e.interrupt.Points, act.Interrupted.Points...)
+		return true
+	}
+	if e.held != nil {
+		held := e.held
+		e.held = nil
+		if !e.plain(held) {
+			return false
+		}
+	}
+	if ev.Err != nil {
+		e.held = ev
+		return true
+	}
+	mv := (*adk.MessageVariant)(nil)
+	if ev.Output != nil {
+		mv = ev.Output.MessageOutput
+	}
+	switch {
+	case mv != nil && mv.IsStreaming && mv.MessageStream != nil:
+		return e.stream(ev, mv.MessageStream)
+	case mv != nil && mv.Message != nil && mv.Role == schema.Assistant && mv.Message.Text() != "" && len(mv.Message.ToolCalls) == 0:
+		e.answer = mv.Message.Text()
+		meta := metaOf(ev)
+		rest := *mv.Message
+		rest.Content = ""
+		meta.Message = &rest
+		art := a2a.Artifact{ArtifactID: uuid.NewString(), Name: ev.AgentName, Parts: []a2a.Part{a2a.TextPart(mv.Message.Content)}}
+		up := a2a.NewArtifactUpdate(e.taskID, e.contextID, art, false, true)
+		up.Metadata = map[string]any{KeyEvent: meta}
+		return e.yield(up, nil)
+	default:
+		return e.plain(ev)
+	}
+}
+
+// plain sends an event as a WORKING status: its message (if any) rendered
+// for a plain reader, the ADK facts in metadata.
+func (e *encoder) plain(ev *adk.AgentEvent) bool {
+	meta := metaOf(ev)
+	var msg *a2a.Message
+	if ev.Output != nil && ev.Output.MessageOutput != nil && ev.Output.MessageOutput.Message != nil {
+		meta.Message = ev.Output.MessageOutput.Message
+		msg = toA2AMessage(ev.AgentName, meta.Message)
+	} else if ev.Err != nil {
+		msg = a2a.NewTextMessage(a2a.RoleAgent, fmt.Sprintf("[%s] error: %v", ev.AgentName, ev.Err))
+	}
+	return e.status(a2a.TaskStateWorking, msg, map[string]any{KeyEvent: meta})
+}
+
+// stream sends a streamed message: its text chunks as chunks of one
+// artifact, the last one carrying the rest of the message; a message with
+// no text goes whole as a status.
+func (e *encoder) stream(ev *adk.AgentEvent, s *schema.StreamReader[*schema.Message]) bool {
+	defer s.Close()
+	meta := metaOf(ev)
+	id := uuid.NewString()
+	var chunks []*schema.Message
+	var pending string // text held back so the last chunk can carry the rest
+	sent := false
+	var text []byte
+	send := func(chunk string, last bool, m *eventMeta) bool {
+		art := a2a.Artifact{ArtifactID: id, Name: ev.AgentName, Parts: []a2a.Part{a2a.TextPart(chunk)}}
+		up := a2a.NewArtifactUpdate(e.taskID, e.contextID, art, sent, last)
+		if m != nil {
+			up.Metadata = map[string]any{KeyEvent: m}
+		}
+		sent = true
+		return e.yield(up, nil)
+	}
+	var streamErr error
+	for {
+		c, err := s.Recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				streamErr = err
+			}
+			break
+		}
+		chunks = append(chunks, c)
+		if c.Content == "" {
+			continue
+		}
+		text = append(text, c.Content...)
+		if pending != "" {
+			var first *eventMeta
+			if !sent {
+				first = metaOf(ev) // the first chunk names the agent, the last adds the rest
+			}
+			if !send(pending, false, first) {
+				return false
+			}
+		}
+		pending = c.Content
+	}
+	whole, err := schema.ConcatMessages(chunks)
+	if err != nil && streamErr == nil {
+		streamErr = err
+	}
+	if whole == nil {
+		whole = &schema.Message{Role: ev.Output.MessageOutput.Role}
+	}
+	if streamErr != nil {
+		meta.StreamError = streamErr.Error()
+	}
+	if pending == "" {
+		// Nothing to put in an artifact: the message goes whole.
+		meta.Message = whole
+		return e.status(a2a.TaskStateWorking, toA2AMessage(ev.AgentName, whole), map[string]any{KeyEvent: meta})
+	}
+	if len(whole.ToolCalls) == 0 && streamErr == nil && whole.Role == schema.Assistant {
+		e.answer = string(text)
+	}
+	rest := *whole
+	rest.Content = ""
+	meta.Message = &rest
+	return send(pending, true, meta)
+}
+
+// finish sends the task's last status: INPUT_REQUIRED with the question,
+// FAILED with the last error, or COMPLETED.
+func (e *encoder) finish(result *resultMeta) {
+	switch {
+	case e.interrupt != nil:
+		if e.held != nil && !e.plain(e.held) {
+			return
+		}
+		result.Interrupt = e.interrupt
+		msg := a2a.NewTextMessage(a2a.RoleAgent, infoText(e.interrupt.Data))
+		msg.Metadata = map[string]any{KeyPoints: e.interrupt.Points}
+		e.status(a2a.TaskStateInputRequired, msg, map[string]any{KeyResult: result})
+	case e.held != nil:
+		meta := metaOf(e.held)
+		msg := a2a.NewTextMessage(a2a.RoleAgent, e.held.Err.Error())
+		e.status(a2a.TaskStateFailed, msg, map[string]any{KeyEvent: meta, KeyResult: result})
+	default:
+		e.status(a2a.TaskStateCompleted, nil, map[string]any{KeyResult: result})
+	}
+}
+
+// Conversations keeps what was said in each context for an Executor.
+type Conversations interface {
+	// Load returns the messages of contextID so far, oldest first.
+	Load(ctx context.Context, contextID string) ([]*schema.Message, error)
+	// Append adds messages to contextID.
+	Append(ctx context.Context, contextID string, msgs ...*schema.Message) error
+}
+
+// MemoryConversations keeps conversations in memory, the most recent
+// MaxContexts of them, each cut to its last MaxMessages messages. The zero
+// value is ready to use.
+type MemoryConversations struct {
+	MaxContexts int // 0 means 10000
+	MaxMessages int // 0 means 50
+
+	mu    sync.Mutex
+	byID  map[string]*list.Element // of *conversation
+	order list.List                // least recently appended first
+}
+
+type conversation struct {
+	id   string
+	msgs []*schema.Message
+}
+
+// Load returns a copy of the context's messages.
+func (m *MemoryConversations) Load(_ context.Context, contextID string) ([]*schema.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.byID[contextID]; ok {
+		return append([]*schema.Message(nil), el.Value.(*conversation).msgs...), nil
+	}
+	return nil, nil
+}
+
+// Append adds messages, dropping the oldest beyond the limits.
+func (m *MemoryConversations) Append(_ context.Context, contextID string, msgs ...*schema.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	maxCtx, maxMsg := m.MaxContexts, m.MaxMessages
+	if maxCtx <= 0 {
+		maxCtx = 10000
+	}
+	if maxMsg <= 0 {
+		maxMsg = 50
+	}
+	if m.byID == nil {
+		m.byID = map[string]*list.Element{}
+	}
+	el, ok := m.byID[contextID]
+	if ok {
+		m.order.MoveToBack(el)
+	} else {
+		el = m.order.PushBack(&conversation{id: contextID})
+		m.byID[contextID] = el
+	}
+	c := el.Value.(*conversation)
+	c.msgs = append(c.msgs, msgs...)
+	if len(c.msgs) > maxMsg {
+		c.msgs = append([]*schema.Message(nil), c.msgs[len(c.msgs)-maxMsg:]...)
+	}
+	for m.order.Len() > maxCtx {
+		oldest := m.order.Front()
+		m.order.Remove(oldest)
+		delete(m.byID, oldest.Value.(*conversation).id)
+	}
+	return nil
+}
