@@ -1,0 +1,125 @@
+package bridge_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model/modeltest"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
+	"github.com/a2amesh/a2amesh/internal/adktest"
+	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+)
+
+func newClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	c, err := client.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// A plain A2A client sees a sensible task: the answer as an artifact, the
+// steps as WORKING status messages in the history.
+func TestPlainClientSeesATask(t *testing.T) {
+	ctx := context.Background()
+	m := modeltest.New(callTool("get_weather", `{"city":"Rome"}`), answer("Sunny in Rome."))
+	c := newClient(t, serve(t, agent(t, "WeatherAgent", "weather", m, weatherTool(t))))
+	ev, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "weather in Rome?")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := ev.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || task.Artifacts[0].Text() != "Sunny in Rome." {
+		t.Fatalf("task %+v", task)
+	}
+	var steps []string
+	for _, h := range task.History {
+		if h.Role == a2a.RoleAgent {
+			steps = append(steps, h.Text())
+		}
+	}
+	if !slices.Contains(steps, `[WeatherAgent] calls get_weather({"city":"Rome"})`) ||
+		!slices.Contains(steps, "[WeatherAgent] get_weather returned: the temperature in Rome is 25°C") {
+		t.Fatalf("history %q", steps)
+	}
+}
+
+// A second task in the same context sees the earlier turns.
+func TestContextKeepsTheConversation(t *testing.T) {
+	ctx := context.Background()
+	m := modeltest.New(answer("Nice to meet you, Ann."), answer("You are Ann."))
+	c := newClient(t, serve(t, agent(t, "Chat", "chats", m)))
+	first, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "I am Ann")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := a2a.NewTextMessage(a2a.RoleUser, "Who am I?")
+	second.ContextID = first.(*a2a.Task).ContextID
+	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: second}); err != nil {
+		t.Fatal(err)
+	}
+	got := adktest.DescribeInput(m.Calls()[1].Input)
+	if !slices.Equal(got, []string{"user: I am Ann", "assistant: Nice to meet you, Ann.", "user: Who am I?"}) {
+		t.Fatalf("second turn's input %q", got)
+	}
+}
+
+// A plain client answers an INPUT_REQUIRED task with a follow-up message;
+// the run resumes with its text.
+func TestPlainClientAnswersAQuestion(t *testing.T) {
+	ctx := context.Background()
+	booker := agent(t, "Booker", "books", modeltest.New(callTool("ask_user", `{"question":"Which day?"}`), answer("Booked.")),
+		mustTool(t, "ask_user", "Ask the person", ask))
+	c := newClient(t, serve(t, booker))
+	ev, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "book")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := ev.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired || task.Status.Message.Text() != "please answer: Which day?" {
+		t.Fatalf("task %+v", task.Status)
+	}
+	reply := a2a.NewTextMessage(a2a.RoleUser, "Monday")
+	reply.TaskID, reply.ContextID = task.ID, task.ContextID
+	ev, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task := ev.(*a2a.Task); task.Status.State != a2a.TaskStateCompleted || task.Artifacts[len(task.Artifacts)-1].Text() != "Booked." {
+		t.Fatalf("task after the answer %+v", task)
+	}
+}
+
+// A RemoteAgent works with an A2A agent that knows nothing of ADK: the echo
+// agent's answers, its question and its answer to a follow-up.
+func TestRemoteAgentOverAPlainA2AAgent(t *testing.T) {
+	ctx := context.Background()
+	ln, url := a2atest.Listen(t)
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echoagent.Card(url), Executor: new(echoagent.Agent)}), jsonrpcserver.Options{})
+	echo := remote(t, url)
+	for _, streaming := range []bool{false, true} {
+		evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: echo, EnableStreaming: streaming}).Query(ctx, "hello there"))
+		adktest.Expect(t, evs, `echo [echo] says "hello there"`)
+	}
+	store := &adk.MemoryCheckPointStore{}
+	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: echo, CheckPointStore: store})
+	evs := adktest.Drain(t, r.Query(ctx, "input: first", adk.WithCheckPointID("t")))
+	p := adktest.Interrupted(t, evs).Points[0]
+	if p.ID != "echo" || !strings.Contains(p.Info.(string), "send another message") {
+		t.Fatalf("point %+v", p)
+	}
+	it, err := r.Resume(ctx, "t", adk.ResumeWith(p.ID, "the answer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adktest.Expect(t, adktest.Drain(t, it), `echo [echo] says "the answer"`)
+}
