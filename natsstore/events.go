@@ -1,0 +1,240 @@
+// Package natsstore keeps a2amesh's shared state on NATS JetStream. Every
+// A2A server publishes each task event, in order and numbered, to one
+// stream (Publisher), which `a2amesh watch` follows (Watch); Embedded runs
+// a NATS server in-process for local meshes.
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+)
+
+// The events stream: every task event of the mesh, on subject
+// a2amesh.events.<agent>.<task>.
+const (
+	EventsStream        = "A2AMESH_EVENTS"
+	EventsSubjectPrefix = "a2amesh.events."
+)
+
+// Headers of an event message; its body is the event as a 1.0
+// StreamResponse.
+const (
+	HeaderAgent   = "A2A-Agent"
+	HeaderTask    = "A2A-Task"
+	HeaderContext = "A2A-Context"
+	HeaderSeq     = "A2A-Seq"
+)
+
+// EventsConfig configures the events stream.
+type EventsConfig struct {
+	// MaxAge drops events older than it; 0 means 24 hours.
+	MaxAge time.Duration
+	// Replicas is the stream's replica count in a cluster; 0 means 1.
+	Replicas int
+}
+
+// EnsureEventsStream creates the events stream, or updates it to cfg. It is
+// safe to call from every process at once.
+func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsConfig) error {
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = 24 * time.Hour
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        EventsStream,
+		Description: "a2amesh task events: " + EventsSubjectPrefix + "<agent>.<task>",
+		Subjects:    []string{EventsSubjectPrefix + ">"},
+		Storage:     jetstream.FileStorage,
+		MaxAge:      cfg.MaxAge,
+		Replicas:    cfg.Replicas,
+		Duplicates:  2 * time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("natsstore: events stream: %w", err)
+	}
+	return nil
+}
+
+// Token makes s a valid subject token: characters NATS gives meaning to
+// (., *, >, spaces) become '_'.
+func Token(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.', '*', '>', ' ', '\t', '\r', '\n':
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// Publisher is an eventlog.Log that also publishes every appended event to
+// the events stream, asynchronously and in order (one connection keeps the
+// order; each message's id, task and sequence, lets JetStream drop a
+// duplicate). Reads are served by the wrapped log.
+type Publisher struct {
+	eventlog.Log
+	js      jetstream.JetStream
+	subject string // the prefix, with the agent's token
+	agent   string
+	log     *slog.Logger
+}
+
+// NewPublisher wraps inner for agent. js should be made with
+// jetstream.WithPublishAsyncErrHandler so failed publishes are seen; see
+// NewJetStream.
+func NewPublisher(js jetstream.JetStream, agent string, inner eventlog.Log, log *slog.Logger) *Publisher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Publisher{Log: inner, js: js, agent: agent, subject: EventsSubjectPrefix + Token(agent) + ".", log: log}
+}
+
+// Append stores the event, then publishes it.
+func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error {
+	if err := p.Log.Append(ctx, taskID, seq, ev); err != nil {
+		return err
+	}
+	body, err := a2a.AppendJSON(nil, a2a.Wrap(ev))
+	if err != nil {
+		p.log.Warn("natsstore: encode event", "task", taskID, "seq", seq, "err", err)
+		return nil
+	}
+	_, contextID := ev.TaskIDs()
+	s := strconv.FormatUint(seq, 10)
+	msg := &nats.Msg{Subject: p.subject + Token(taskID), Data: body, Header: nats.Header{
+		HeaderAgent: []string{p.agent}, HeaderTask: []string{taskID}, HeaderContext: []string{contextID}, HeaderSeq: []string{s},
+	}}
+	if _, err := p.js.PublishMsgAsync(msg, jetstream.WithMsgID(taskID+":"+s)); err != nil {
+		// The task goes on: the stream is an observer's view, the log is
+		// the record.
+		p.log.Warn("natsstore: publish event", "task", taskID, "seq", seq, "err", err)
+	}
+	return nil
+}
+
+// Flush waits until every event published so far is stored, or ctx ends.
+func (p *Publisher) Flush(ctx context.Context) error {
+	select {
+	case <-p.js.PublishAsyncComplete():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("natsstore: events not yet stored: %w", ctx.Err())
+	}
+}
+
+// Connect connects to url, reconnecting for ever after a loss, and returns
+// the connection and a JetStream handle whose failed asynchronous
+// publishes are logged.
+func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
+		nats.RetryOnFailedConnect(false),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats: disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats: reconnected", "url", c.ConnectedUrl()) }))
+	if err != nil {
+		return nil, nil, fmt.Errorf("natsstore: connect to %s: %w", url, err)
+	}
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(4096),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+			log.Warn("natsstore: an event was not stored", "subject", m.Subject, "err", err)
+		}))
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("natsstore: jetstream: %w", err)
+	}
+	return nc, js, nil
+}
+
+// WatchedEvent is one event of the mesh's events stream.
+type WatchedEvent struct {
+	Agent, TaskID, ContextID string
+	Seq                      uint64
+	Event                    a2a.Event
+	// Stored is when the stream stored it.
+	Stored time.Time
+}
+
+// Watch yields the mesh's task events as they are published, starting with
+// those stored since (zero: only new ones). It ends when ctx does, or the
+// consumer stops.
+func Watch(ctx context.Context, js jetstream.JetStream, since time.Time) iter.Seq2[WatchedEvent, error] {
+	return func(yield func(WatchedEvent, error) bool) {
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{EventsSubjectPrefix + ">"}, DeliverPolicy: jetstream.DeliverNewPolicy}
+		if !since.IsZero() {
+			cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
+		}
+		cons, err := js.OrderedConsumer(ctx, EventsStream, cfg)
+		if err != nil {
+			yield(WatchedEvent{}, fmt.Errorf("natsstore: watch: %w", err))
+			return
+		}
+		msgs, err := cons.Messages()
+		if err != nil {
+			yield(WatchedEvent{}, fmt.Errorf("natsstore: watch: %w", err))
+			return
+		}
+		defer msgs.Stop()
+		stop := context.AfterFunc(ctx, msgs.Stop)
+		defer stop()
+		for {
+			m, err := msgs.Next()
+			if err != nil {
+				if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					return
+				}
+				if !yield(WatchedEvent{}, fmt.Errorf("natsstore: watch: %w", err)) {
+					return
+				}
+				continue
+			}
+			we, err := decodeWatched(m)
+			if !yield(we, err) {
+				return
+			}
+		}
+	}
+}
+
+func decodeWatched(m jetstream.Msg) (WatchedEvent, error) {
+	h := m.Headers()
+	we := WatchedEvent{Agent: h.Get(HeaderAgent), TaskID: h.Get(HeaderTask), ContextID: h.Get(HeaderContext)}
+	we.Seq, _ = strconv.ParseUint(h.Get(HeaderSeq), 10, 64)
+	if md, err := m.Metadata(); err == nil {
+		we.Stored = md.Timestamp
+	}
+	var sr a2a.StreamResponse
+	if err := json.Unmarshal(m.Data(), &sr); err != nil {
+		return we, fmt.Errorf("natsstore: event %s #%d: %w", we.TaskID, we.Seq, err)
+	}
+	ev, err := sr.Event()
+	if err != nil {
+		return we, fmt.Errorf("natsstore: event %s #%d: %w", we.TaskID, we.Seq, err)
+	}
+	we.Event = ev
+	return we, nil
+}

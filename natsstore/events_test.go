@@ -1,0 +1,97 @@
+package natsstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func embedded(t *testing.T) *natsstore.Embedded {
+	t.Helper()
+	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func TestPublishAndWatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := embedded(t)
+	nc, js, err := natsstore.Connect(e.URL(), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	// Twice is fine, as when several servers start at once.
+	if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	p := natsstore.NewPublisher(js, "weather.agent", &eventlog.Memory{}, nil)
+	start := time.Now().Add(-time.Second)
+	events := []a2a.Event{
+		&a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}},
+		a2a.NewStatusUpdate("t1", "c1", a2a.TaskStateWorking, a2a.NewTextMessage(a2a.RoleAgent, "working")),
+		a2a.NewArtifactUpdate("t1", "c1", a2a.Artifact{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("sunny")}}, false, true),
+		a2a.NewStatusUpdate("t1", "c1", a2a.TaskStateCompleted, nil),
+	}
+	for i, ev := range events {
+		if err := p.Append(ctx, "t1", uint64(i+1), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The wrapped log has them too.
+	n := 0
+	for _, err := range p.Subscribe(ctx, "t1", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Fatalf("the log has %d events", n)
+	}
+
+	i := 0
+	for we, err := range natsstore.Watch(ctx, js, start) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if we.Agent != "weather.agent" || we.TaskID != "t1" || we.ContextID != "c1" || we.Seq != uint64(i+1) {
+			t.Fatalf("event %d: %+v", i, we)
+		}
+		if s, _ := a2a.StateOf(we.Event); i == 3 && s != a2a.TaskStateCompleted {
+			t.Fatalf("last event %+v", we.Event)
+		}
+		i++
+		if i == len(events) {
+			break
+		}
+	}
+	// Another task of the agent lands on the same stream.
+	if err := p.Append(ctx, "t2", 1, events[0]); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Flush(ctx)
+	if s, err := js.Stream(ctx, natsstore.EventsStream); err != nil {
+		t.Fatal(err)
+	} else if info, _ := s.Info(ctx); info.State.Msgs != 5 {
+		t.Fatalf("stream holds %d messages", info.State.Msgs)
+	}
+}
