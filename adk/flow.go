@@ -41,6 +41,14 @@ type HistoryEntry struct {
 // HistoryRewriter turns an agent's history into its input messages.
 type HistoryRewriter func(ctx context.Context, entries []*HistoryEntry) ([]*schema.Message, error)
 
+// WithOutputKey stores the agent's answer, the text of its last assistant
+// message, in the session value key when the agent ends; any agent, a
+// remote one too. (ChatModelAgentConfig.OutputKey does it for a
+// ChatModelAgent's own answer.)
+func WithOutputKey(key string) AgentOption {
+	return AgentOption{func(a *flowAgent) { a.outputKey = key }}
+}
+
 // AgentOption configures an agent's place in an agent tree; see
 // AgentWithOptions.
 type AgentOption struct{ apply func(*flowAgent) }
@@ -86,6 +94,7 @@ type flowAgent struct {
 	// transferTo are the agents to transfer to when the agent ends on its
 	// own (AgentWithDeterministicTransferTo).
 	transferTo []string
+	outputKey  string
 }
 
 func (a *flowAgent) Name(context.Context) string        { return a.name }
@@ -304,6 +313,7 @@ func (a *flowAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunO
 func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts []AgentRunOption, emit emitFunc,
 	step func(own emitFunc, innerOpts []AgentRunOption) *frame) *frame {
 	var last *AgentAction
+	var lastSaid *historyEntry // the agent's last assistant message, for outputKey
 	failed := false
 	own := func(ev *AgentEvent) {
 		if len(ev.RunPath) == 0 {
@@ -320,7 +330,9 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 				last = act
 			}
 			if ev.Output != nil && ev.Output.MessageOutput != nil && (ev.Action == nil || ev.Action.Interrupted == nil) {
-				s.record(ev, a.name, path)
+				if e := s.record(ev, a.name, path); e != nil && ev.Output.MessageOutput.Role == schema.Assistant {
+					lastSaid = e
+				}
 			}
 		}
 		emit(ev)
@@ -332,6 +344,11 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 	}
 	if f := step(own, innerOpts); f != nil {
 		return &frame{Flow: &flowFrame{Inner: f}}
+	}
+	if a.outputKey != "" && !failed && lastSaid != nil {
+		if m := lastSaid.message(); m != nil && len(m.ToolCalls) == 0 {
+			AddSessionValue(ctx, a.outputKey, m.Text())
+		}
 	}
 	if failed || last != nil && (last.Exit || last.Interrupted != nil) {
 		return nil

@@ -140,28 +140,30 @@ func (e *historyEntry) messageLocked() *schema.Message {
 	return e.msg
 }
 
-// record adds the message of ev, produced by agent at path, to the history.
+// record adds the message of ev, produced by agent at path, to the history,
+// and returns its entry (nil for an event without one).
 // A streamed message is copied so the event's reader and the history each
 // get the whole stream.
-func (s *session) record(ev *AgentEvent, agent string, path []RunStep) {
+func (s *session) record(ev *AgentEvent, agent string, path []RunStep) *historyEntry {
 	ev.recorded = true
 	mv := ev.Output.MessageOutput
 	e := &historyEntry{agent: agent, path: path}
 	if mv.IsStreaming {
 		if mv.MessageStream == nil {
-			return
+			return nil
 		}
 		copies := mv.MessageStream.Copy(2)
 		mv.MessageStream, e.stream = copies[0], copies[1]
 	} else {
 		if mv.Message == nil {
-			return
+			return nil
 		}
 		e.msg = mv.Message
 	}
 	s.mu.Lock()
 	s.history = append(s.history, e)
 	s.mu.Unlock()
+	return e
 }
 
 // visible returns the history entries an agent at path can see, in order.

@@ -87,9 +87,15 @@ func New(ctx context.Context, cfg *Config) (adk.Agent, error) {
 	if iterations == 0 {
 		iterations = 10
 	}
+	// Whatever the executor is (a ChatModelAgent here, an agent in another
+	// process), it is asked for the next step and its answer is recorded.
+	executor, err := adk.AgentWithOptions(ctx, cfg.Executor, adk.WithHistoryRewriter(stepInput), adk.WithOutputKey(ExecutedStepKey))
+	if err != nil {
+		return nil, err
+	}
 	loop, err := adk.NewLoopAgent(ctx, &adk.LoopAgentConfig{
 		Name: "ExecuteReplan", Description: "executes the plan step by step, revising it after each step",
-		SubAgents: []adk.Agent{cfg.Executor, cfg.Replanner}, MaxIterations: iterations,
+		SubAgents: []adk.Agent{executor, cfg.Replanner}, MaxIterations: iterations,
 	})
 	if err != nil {
 		return nil, err
@@ -167,10 +173,11 @@ type ExecutorConfig struct {
 
 const executorInstruction = "You carry out one step of a plan with your tools and report what came of it."
 
-// NewExecutor returns a ChatModelAgent that does the first step of the
-// plan: its model sees the objective, the plan and the steps done, and is
-// asked for the next one. Its answer goes to ExecutedStepKey. Its tools
-// may interrupt; the run resumes in the step.
+// NewExecutor returns a ChatModelAgent with tools for the executor's
+// place. Any agent can be the executor: New gives it, as its input, the
+// objective, the plan and the steps done, and asks for the next step; its
+// answer becomes the step's result. Its tools may interrupt; the run
+// resumes in the step.
 func NewExecutor(ctx context.Context, cfg *ExecutorConfig) (adk.Agent, error) {
 	if cfg == nil || cfg.Model == nil {
 		return nil, errors.New("planexecute: the executor needs a model")
@@ -178,20 +185,22 @@ func NewExecutor(ctx context.Context, cfg *ExecutorConfig) (adk.Agent, error) {
 	return adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: or(cfg.Name, "Executor"), Description: "carries out the next step of the plan",
 		Instruction: or(cfg.Instruction, executorInstruction), Model: cfg.Model, ToolsConfig: cfg.ToolsConfig,
-		MaxIterations: cfg.MaxIterations, OutputKey: ExecutedStepKey,
-		GenModelInput: func(ctx context.Context, instruction string, input *adk.AgentInput) ([]*schema.Message, error) {
-			plan, _ := adk.SessionValue[Plan](ctx, PlanKey)
-			if len(plan.Steps) == 0 {
-				return nil, errors.New("there is no plan step to carry out")
-			}
-			done, _ := adk.SessionValue[[]ExecutedStep](ctx, ExecutedStepsKey)
-			return []*schema.Message{
-				schema.SystemMessage(instruction),
-				schema.UserMessage(situation(objective(ctx, input), plan, done)),
-				schema.UserMessage("Do this step now: " + plan.Steps[0]),
-			}, nil
-		},
+		MaxIterations: cfg.MaxIterations,
 	})
+}
+
+// stepInput is the executor's input: where the plan stands, then the step
+// to do now.
+func stepInput(ctx context.Context, _ []*adk.HistoryEntry) ([]*schema.Message, error) {
+	plan, _ := adk.SessionValue[Plan](ctx, PlanKey)
+	if len(plan.Steps) == 0 {
+		return nil, errors.New("there is no plan step to carry out")
+	}
+	done, _ := adk.SessionValue[[]ExecutedStep](ctx, ExecutedStepsKey)
+	return []*schema.Message{
+		schema.UserMessage(situation(objective(ctx, nil), plan, done)),
+		schema.UserMessage("Do this step now: " + plan.Steps[0]),
+	}, nil
 }
 
 // ReplannerConfig configures the replanner.
