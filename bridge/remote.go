@@ -34,6 +34,9 @@ type RemoteConfig struct {
 	// StateTypes name the session value types that come back from the
 	// remote agent as themselves.
 	StateTypes []adk.StateType
+	// Wait is how long NewRemoteAgent keeps trying, with backoff, to reach
+	// an agent that is not up yet; 0 means one try.
+	Wait time.Duration
 }
 
 // RemoteAgent is an A2A agent used as an adk.Agent. A run sends the
@@ -73,6 +76,18 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 		opts = append(opts, client.WithStreamIdleTimeout(cfg.IdleTimeout))
 	}
 	c, err := client.New(ctx, cfg.URL, opts...)
+	if err != nil && cfg.Wait > 0 {
+		deadline, pause := time.Now().Add(cfg.Wait), 100*time.Millisecond
+		for err != nil && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("bridge: remote agent at %s: %w", cfg.URL, ctx.Err())
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, 2*time.Second)
+			c, err = client.New(ctx, cfg.URL, opts...)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bridge: remote agent at %s: %w", cfg.URL, err)
 	}

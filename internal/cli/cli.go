@@ -48,6 +48,15 @@ func (f *Flags) String(name, def, usage string) *string {
 	return f.FlagSet.String(name, def, usage+" (env "+key+")")
 }
 
+// StringEnv defines a string flag whose variable is env, for settings
+// every command shares under one name (NATS_URL, OPENAI_API_KEY).
+func (f *Flags) StringEnv(name, env, def, usage string) *string {
+	if v, ok := os.LookupEnv(env); ok {
+		def = v
+	}
+	return f.FlagSet.String(name, def, usage+" (env "+env+")")
+}
+
 // Duration defines a duration flag.
 func (f *Flags) Duration(name string, def time.Duration, usage string) *time.Duration {
 	key, v, ok := f.env(name)

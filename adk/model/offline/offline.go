@@ -305,6 +305,7 @@ var (
 	capsRe    = regexp.MustCompile(`\b[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*`)
 	fromRe    = regexp.MustCompile(`\bfrom\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
 	toRe      = regexp.MustCompile(`\b(?:to|for)\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
+	exprRe    = regexp.MustCompile(`(?:[-+*/%^().,×÷\d\s]|\b(?:sqrt|abs|min|max|pow|log|ln|sin|cos|tan|exp|pi)\b)+`)
 	listSepRe = regexp.MustCompile(`(?i),|;|\band then\b|\bthen\b|\band\b`)
 	bulletRe  = regexp.MustCompile(`(?m)^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$`)
 )
@@ -366,6 +367,16 @@ func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 		items := listItems(request)
 		return items, len(items) > 0
 	case "string", "":
+		if containsAny(about, "expression", "arithmetic", "formula") {
+			// The longest stretch of arithmetic in the request.
+			best := ""
+			for _, m := range exprRe.FindAllString(request, -1) {
+				if m = strings.Trim(m, " ,."); len(m) > len(best) && strings.ContainsAny(m, "0123456789") {
+					best = m
+				}
+			}
+			return best, best != ""
+		}
 		if containsAny(about, "city", "location", "place", "country", "town", "destination", "where", "origin") {
 			// "from" and "to" (or origin and destination) take the place
 			// after that word; other places the first one named.

@@ -127,11 +127,15 @@ func TestArguments(t *testing.T) {
 		})}
 	plan := &schema.ToolInfo{Name: "plan", Desc: "Give the plan's steps",
 		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{"steps": {Type: "array", Items: &schema.JSONSchema{Type: "string"}}})}
+	calc := &schema.ToolInfo{Name: "calculate", Desc: "Evaluate an arithmetic expression",
+		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{"expression": {Type: "string", Description: "an arithmetic expression"}})}
 	for _, tc := range []struct {
 		tool    *schema.ToolInfo
 		request string
 		want    string
 	}{
+		{calc, "Calculate (17 + 25) * 3, please.", `{"expression":"(17 + 25) * 3"}`},
+		{calc, "calculate sqrt(2) ^ 2 for me", `{"expression":"sqrt(2) ^ 2"}`},
 		{flights, "find flights from New York to Beijing", `{"from":"New York","to":"Beijing"}`},
 		{plan, "Make a plan for: book flights, find a hotel and then list sights.", `{"steps":["book flights","find a hotel","list sights"]}`},
 		{plan, "Revise the plan; these steps remain:\n- find a hotel\n2. list sights", `{"steps":["find a hotel","list sights"]}`},

@@ -1,0 +1,216 @@
+// Package service runs an ADK agent as an a2amesh service: an A2A server
+// (JSON-RPC and SSE on Hertz) with its card, checkpoints for interrupted
+// tasks, every task event published to NATS when a server is named, the
+// model chosen by flags (the offline model when none is configured), and
+// flags with environment fallbacks.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/checkpoint"
+	"github.com/a2amesh/a2amesh/adk/model"
+	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/adk/model/openai"
+	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/internal/cli"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+// Def describes a service.
+type Def struct {
+	// Name is the service's command name ("weather").
+	Name    string
+	Summary string
+	// Addr is the default listen address.
+	Addr string
+	// Setup defines the service's own flags and returns what builds its
+	// agent once they are parsed.
+	Setup func(f *cli.Flags) Build
+}
+
+// Build makes a service's agent.
+type Build func(ctx context.Context, env *Env) (adk.Agent, error)
+
+// Env is what a Build gets.
+type Env struct {
+	Model model.ChatModel
+	Log   *slog.Logger
+	// Remote returns the agent at url, waiting while it starts.
+	Remote func(ctx context.Context, url string) (*bridge.RemoteAgent, error)
+}
+
+// Main runs def as the process's command and exits.
+func Main(def Def) {
+	ctx, stop := cli.SignalContext()
+	err := Run(ctx, def, os.Args[1:], os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", def.Name, err)
+		os.Exit(1)
+	}
+}
+
+// Common holds the flags every service and the gateway share.
+type Common struct {
+	Addr, PublicURL, NATS, DataDir, LogLevel, DebugAddr *string
+	Retention, Wait                                     *time.Duration
+	OpenAIBaseURL, OpenAIModel, OpenAIKey               *string
+}
+
+// CommonFlags defines the shared flags on f.
+func CommonFlags(f *cli.Flags, addr string) *Common {
+	return &Common{
+		Addr:          f.String("addr", addr, "address to listen on"),
+		PublicURL:     f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
+		NATS:          f.StringEnv("nats", "NATS_URL", "", "NATS server to publish task events to (empty: none)"),
+		DataDir:       f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "", "directory for checkpoints of interrupted tasks (empty: in memory)"),
+		LogLevel:      f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
+		DebugAddr:     f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
+		Retention:     f.Duration("retention", 10*time.Minute, "how long finished tasks are kept"),
+		Wait:          f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+		OpenAIBaseURL: f.StringEnv("openai-base-url", "OPENAI_BASE_URL", "", "OpenAI-compatible endpoint (empty, with no key: the offline model)"),
+		OpenAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
+		OpenAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
+	}
+}
+
+// Model returns the configured model: an OpenAI-compatible endpoint, or the
+// offline model, said so in the log.
+func (c *Common) Model(log *slog.Logger) (model.ChatModel, error) {
+	if *c.OpenAIBaseURL == "" && *c.OpenAIKey == "" {
+		log.Info("using the offline model: deterministic rules, not a language model; set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL to use one")
+		return offline.New(), nil
+	}
+	m, err := openai.New(openai.Config{BaseURL: *c.OpenAIBaseURL, Model: *c.OpenAIModel, APIKey: *c.OpenAIKey})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("using an OpenAI-compatible model", "base_url", *c.OpenAIBaseURL, "model", *c.OpenAIModel)
+	return m, nil
+}
+
+// Serve is what a service serves.
+type Serve struct {
+	Name  string
+	Agent adk.Agent
+}
+
+// Run parses args for def and serves its agent until ctx ends.
+func Run(ctx context.Context, def Def, args []string, stdout io.Writer) error {
+	f := cli.NewFlags(def.Name, strings.ToUpper(strings.ReplaceAll(def.Name, "-", "_")))
+	common := CommonFlags(f, def.Addr)
+	build := def.Setup(f)
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	log, err := cli.Logger(*common.LogLevel)
+	if err != nil {
+		return err
+	}
+	log = log.With("service", def.Name)
+	m, err := common.Model(log)
+	if err != nil {
+		return err
+	}
+	env := &Env{Model: m, Log: log, Remote: func(ctx context.Context, url string) (*bridge.RemoteAgent, error) {
+		return bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: url, Wait: *common.Wait})
+	}}
+	agent, err := build(ctx, env)
+	if err != nil {
+		return fmt.Errorf("build the agent: %w", err)
+	}
+	return ServeAgent(ctx, common, Serve{Name: def.Name, Agent: agent}, log, stdout)
+}
+
+// ServeAgent serves an agent as an A2A server until ctx ends.
+func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, stdout io.Writer) error {
+	cli.RouteHertzLogs(log)
+	ln, err := net.Listen("tcp", *common.Addr)
+	if err != nil {
+		return err
+	}
+	url := *common.PublicURL
+	if url == "" {
+		url = "http://" + ln.Addr().String() + "/"
+	}
+
+	var store adk.CheckPointStore = &adk.MemoryCheckPointStore{}
+	if *common.DataDir != "" {
+		fs, err := checkpoint.NewFile(filepath.Join(*common.DataDir, s.Name, "checkpoints"))
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		store = fs
+	}
+	var events eventlog.Log = &eventlog.Memory{}
+	var publisher *natsstore.Publisher
+	if *common.NATS != "" {
+		nc, js, err := natsstore.Connect(*common.NATS, s.Name, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer nc.Close()
+		if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
+			ln.Close()
+			return err
+		}
+		publisher = natsstore.NewPublisher(js, s.Agent.Name(ctx), events, log)
+		events = publisher
+		defer drain(nc, publisher, log)
+	}
+	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: store, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	h, err := server.New(server.Config{Card: bridge.Card(ctx, s.Agent, url), Executor: exec, Events: events,
+		Retention: *common.Retention, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	cli.ServeDebug(ctx, *common.DebugAddr, log)
+	log.Info("serving", "agent", s.Agent.Name(ctx), "url", url, "nats", *common.NATS)
+	fmt.Fprintf(stdout, "%s ready at %s\n", s.Name, url)
+	serveErr := srv.Serve(ctx, ln, 2*time.Second)
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Close(closeCtx); err != nil {
+		log.Warn("closing the agent", "err", err)
+	}
+	return serveErr
+}
+
+// drain sends the events still being published before the connection
+// closes.
+func drain(nc *nats.Conn, p *natsstore.Publisher, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Flush(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		log.Warn("events not published before exit", "err", err)
+	}
+	_ = nc.Drain()
+}
