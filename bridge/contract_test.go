@@ -19,6 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/checkpoint"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/internal/adktest"
@@ -279,4 +280,59 @@ func cuttingProxy(t *testing.T, target string, limit int64) (string, *atomic.Boo
 		}
 	}()
 	return ln.Addr().String(), cut
+}
+
+// Point 5 after a restart: the remote server comes back with its tasks
+// gone (they were in memory) but its checkpoints on disk; the resume goes
+// through as a new task that continues the run.
+func TestResumeAfterTheRemoteRestarts(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ln, url := a2atest.Listen(t)
+	addr := ln.Addr().String()
+	start := func(ln net.Listener) (stop func()) {
+		store, err := checkpoint.NewFile(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		booker := agent(t, "Booker", "books", modeltest.FromScript(func(_ context.Context, _ int, in []*schema.Message, _ []*schema.ToolInfo) (*schema.Message, error) {
+			if last := in[len(in)-1]; last.Role == schema.Tool {
+				return answer("Booked: " + last.Content), nil
+			}
+			return callTool("ask_user", `{"question":"Which day?"}`), nil
+		}), mustTool(t, "ask_user", "Ask the person", ask))
+		exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: booker, CheckPointStore: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, booker, url), Executor: exec})
+		srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = srv.Serve(sctx, ln, 100*time.Millisecond) }()
+		return func() { cancel(); <-done; _ = h.Close(ctx) }
+	}
+	stop := start(ln)
+	booker := remote(t, url)
+	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: booker, CheckPointStore: &adk.MemoryCheckPointStore{}})
+	p := adktest.Interrupted(t, adktest.Drain(t, r.Query(ctx, "book", adk.WithCheckPointID("cp")))).Points[0]
+	stop()
+	booker.Client().CloseIdleConnections() // a dead process's connections are gone
+
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port cannot be reused here: %v", err)
+	}
+	defer start(ln2)()
+	it, err := r.Resume(ctx, "cp", adk.ResumeWith(p.ID, "Sunday"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adktest.Expect(t, adktest.Drain(t, it),
+		`Booker [Booker] tool ask_user: Which day? Sunday`,
+		`Booker [Booker] says "Booked: Which day? Sunday"`,
+	)
 }

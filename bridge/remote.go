@@ -174,7 +174,7 @@ func (r *RemoteAgent) Run(ctx context.Context, input *adk.AgentInput, _ ...adk.A
 		}
 		meta.Input, meta.Streaming = input.Messages, input.EnableStreaming
 		msg := a2a.NewTextMessage(a2a.RoleUser, requestText(input.Messages))
-		r.exchange(ctx, msg, meta, gen)
+		r.exchange(ctx, msg, meta, gen, false)
 	}()
 	return it
 }
@@ -210,7 +210,13 @@ func (r *RemoteAgent) Resume(ctx context.Context, info *adk.ResumeInfo, _ ...adk
 		}
 		msg := a2a.NewTextMessage(a2a.RoleUser, text)
 		msg.TaskID, msg.ContextID = st.TaskID, st.ContextID
-		r.exchange(ctx, msg, meta, gen)
+		if lost := r.exchange(ctx, msg, meta, gen, true); lost {
+			// The remote server no longer knows the task (it restarted and
+			// kept its tasks in memory), but its checkpoint outlives it: a
+			// new task resumes the run from there.
+			msg.TaskID, meta.ResumeTask = "", st.TaskID
+			r.exchange(ctx, msg, meta, gen, false)
+		}
 	}()
 	return it
 }
@@ -241,8 +247,9 @@ func (r *RemoteAgent) failure(err error) *adk.AgentEvent {
 // exchange sends msg and turns the task's events into ADK events until the
 // task ends or waits for input. The stream is not tied to ctx: when ctx is
 // cancelled, the remote task is cancelled (as soon as its id is known) and
-// the stream ends with the task.
-func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runMeta, gen *adk.AsyncGenerator[*adk.AgentEvent]) {
+// the stream ends with the task. With mayLose, a follow-up to a task the
+// server does not know reports lost instead of failing.
+func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runMeta, gen *adk.AsyncGenerator[*adk.AgentEvent], mayLose bool) (lost bool) {
 	d := &decoder{agent: r, ctx: ctx, gen: gen, streams: map[string]*schema.StreamWriter[*schema.Message]{},
 		taskID: msg.TaskID, contextID: msg.ContextID}
 	defer d.closeStreams(errors.New("the remote stream ended early"))
@@ -260,8 +267,12 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 	defer stopWatching()
 
 	req := &a2a.SendMessageRequest{Message: msg, Metadata: map[string]any{KeyRun: meta}}
+	seen := false
 	for ev, err := range r.client.SendStreamingMessage(streamCtx, req) {
 		if err != nil {
+			if mayLose && !seen && errors.Is(err, a2a.ErrTaskNotFound) {
+				return true
+			}
 			if ctx.Err() != nil {
 				gen.Send(r.failure(fmt.Errorf("cancelled: %w", ctx.Err())))
 			} else {
@@ -269,17 +280,19 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 			}
 			return
 		}
+		seen = true
 		done := d.event(ev.Event)
 		if id := c.learn(d.taskID); id != "" {
 			r.cancelRemote(id) // cancelled before the task's id was known
 		}
 		if done {
-			return
+			return false
 		}
 	}
 	if !d.ended {
 		gen.Send(r.failure(errors.New("the task's stream ended before the task did")))
 	}
+	return false
 }
 
 // canceler remembers whether a run was cancelled and which remote task to

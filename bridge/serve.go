@@ -125,7 +125,19 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 
 		var it *adk.AsyncIterator[*adk.AgentEvent]
 		var userText *schema.Message
-		if req.Task != nil && req.Task.Status.State == a2a.TaskStateInputRequired {
+		if meta.ResumeTask != "" && req.Task == nil {
+			if err := e.adopt(ctx, meta.ResumeTask, req.TaskID); err != nil {
+				yield(nil, a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume task %s: %v", meta.ResumeTask, err))
+				return
+			}
+			for id, v := range meta.Resume {
+				opts = append(opts, adk.ResumeWith(id, v))
+			}
+			if it, err = runner.Resume(ctx, req.TaskID, opts...); err != nil {
+				yield(nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume task %s: %v", meta.ResumeTask, err))
+				return
+			}
+		} else if req.Task != nil && req.Task.Status.State == a2a.TaskStateInputRequired {
 			inputs := meta.Resume
 			if inputs == nil {
 				inputs = plainResume(req)
@@ -198,6 +210,21 @@ func plainResume(req *server.ExecRequest) map[string]any {
 		}
 	}
 	return inputs
+}
+
+// adopt moves the checkpoint of a lost task to the task that resumes it.
+func (e *Executor) adopt(ctx context.Context, from, to string) error {
+	data, ok, err := e.store.Get(ctx, from)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return adk.ErrCheckPointNotFound
+	}
+	if err := e.store.Set(ctx, to, data); err != nil {
+		return err
+	}
+	return e.store.Delete(ctx, from)
 }
 
 // Cancel drops the checkpoint of a task canceled while it waited for

@@ -79,6 +79,10 @@ type runMeta struct {
 	// Resume, on a message to an INPUT_REQUIRED task, holds the inputs by
 	// interrupt point id.
 	Resume map[string]any `json:"resume,omitempty"`
+	// ResumeTask, on a new task, is an earlier task whose run this one
+	// resumes from its checkpoint: the server lost that task (a restart
+	// with tasks in memory) but kept the checkpoint.
+	ResumeTask string `json:"resume_task,omitempty"`
 }
 
 // resultMeta is what a finished or interrupted run leaves its caller.
