@@ -322,6 +322,13 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 			}
 			ev.RunPath = path
 		}
+		if last != nil && last.TransferToAgent != nil && len(ev.RunPath) > len(path) && isPrefix(path, ev.RunPath) &&
+			ev.RunPath[len(path)].AgentName == last.TransferToAgent.DestAgentName {
+			// The transfer was carried out below, where the events come
+			// from: an agent this run cannot see into (a remote agent's
+			// tree) transferred within itself.
+			last = nil
+		}
 		if samePath(ev.RunPath, path) {
 			if ev.Err != nil {
 				failed = true

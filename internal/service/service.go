@@ -109,6 +109,9 @@ func (c *Common) Model(log *slog.Logger) (model.ChatModel, error) {
 type Serve struct {
 	Name  string
 	Agent adk.Agent
+	// CardName and CardDescription, when set, present the agent under
+	// another name (a gateway presents a composition as the mesh).
+	CardName, CardDescription string
 }
 
 // Run parses args for def and serves its agent until ctx ends.
@@ -172,7 +175,11 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 			ln.Close()
 			return err
 		}
-		publisher = natsstore.NewPublisher(js, s.Agent.Name(ctx), events, log)
+		name := s.Agent.Name(ctx)
+		if s.CardName != "" {
+			name = s.CardName
+		}
+		publisher = natsstore.NewPublisher(js, name, events, log)
 		events = publisher
 		defer drain(nc, publisher, log)
 	}
@@ -181,7 +188,14 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		ln.Close()
 		return err
 	}
-	h, err := server.New(server.Config{Card: bridge.Card(ctx, s.Agent, url), Executor: exec, Events: events,
+	card := bridge.Card(ctx, s.Agent, url)
+	if s.CardName != "" {
+		card.Name, card.Skills[0].ID, card.Skills[0].Name = s.CardName, s.CardName, s.CardName
+	}
+	if s.CardDescription != "" {
+		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
+	}
+	h, err := server.New(server.Config{Card: card, Executor: exec, Events: events,
 		Retention: *common.Retention, Logger: log})
 	if err != nil {
 		ln.Close()

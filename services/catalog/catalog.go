@@ -16,6 +16,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/tool"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/internal/service"
+	"github.com/a2amesh/a2amesh/tools/ask"
 	"github.com/a2amesh/a2amesh/tools/calc"
 	"github.com/a2amesh/a2amesh/tools/search"
 	"github.com/a2amesh/a2amesh/tools/weather"
@@ -97,7 +98,7 @@ func corpus(dir string) (*search.Index, error) {
 }
 
 func searchTool(ix *search.Index) tool.Tool {
-	return search.Tool("search_docs", "Search the documents for a topic", ix)
+	return search.Tool("search_docs", "Research a topic: search the documents for it", ix)
 }
 
 // Research searches a document corpus.
@@ -122,7 +123,8 @@ func Writer() service.Def {
 		Setup: func(*cli.Flags) service.Build {
 			return func(ctx context.Context, env *service.Env) (adk.Agent, error) {
 				return chatAgent(ctx, env, "WriterAgent", "Writes reports and summaries from the findings it is given",
-					"You write clear, short reports from the findings in the conversation.")
+					"You write clear, short reports from the findings in the conversation. When the request leaves open who the report is for or what it must cover, ask the person with ask_user first.",
+					ask.Tool("Ask the person a question, when the request leaves something open"))
 			}
 		}}
 }

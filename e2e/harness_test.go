@@ -1,0 +1,235 @@
+// Package e2e tests the mesh across processes: every agent service and the
+// gateway run as processes of the a2amesh binary, on 127.0.0.1, with the
+// offline model and a NATS server; the tests talk to them as A2A clients
+// and as ADK callers.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+// binary is the a2amesh command the tests run, built once.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "a2amesh-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "a2amesh")
+	build := exec.Command("go", "build", "-o", binary, "github.com/a2amesh/a2amesh/cmd/a2amesh")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building a2amesh:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(a2atest.LeakOptions()...); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// process is a running a2amesh process.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	logs strings.Builder
+}
+
+func (p *process) log(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.logs.WriteString(line + "\n")
+}
+
+// stop ends the process with SIGTERM, or kill with SIGKILL.
+func (p *process) stop(kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// start runs `a2amesh args...` and waits for its "<name> ready at <url>"
+// line; it returns the URL. The process stops when the test ends, and its
+// logs are shown if the test failed.
+func start(t *testing.T, name string, args ...string) (*process, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL=", "OPENAI_API_KEY=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			p.log(line)
+			if _, url, ok := strings.Cut(line, " ready at "); ok {
+				select {
+				case ready <- url:
+				default:
+				}
+			}
+		}
+	}()
+	go func() {
+		defer readers.Done()
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.log(sc.Text())
+		}
+	}()
+	go func() {
+		readers.Wait()
+		_ = cmd.Wait() // the exit status shows in the logs' end
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop(false)
+		if t.Failed() {
+			p.mu.Lock()
+			t.Logf("--- %s logs:\n%s", name, p.logs.String())
+			p.mu.Unlock()
+		}
+	})
+	select {
+	case url := <-ready:
+		return p, url
+	case <-p.done:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		t.Fatalf("%s exited before it was ready:\n%s", name, p.logs.String())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("%s not ready after 90 s", name)
+	}
+	return nil, ""
+}
+
+// freeAddr returns a 127.0.0.1 address nothing listens on, for a process
+// that must come back on the same address after a restart.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// mesh is a set of service processes sharing a NATS server and a data
+// directory.
+type mesh struct {
+	t    *testing.T
+	nats string
+	dir  string
+}
+
+func newMesh(t *testing.T) *mesh {
+	t.Helper()
+	dir := t.TempDir()
+	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: filepath.Join(dir, "nats"), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return &mesh{t: t, nats: e.URL(), dir: dir}
+}
+
+func (m *mesh) args(addr string, extra ...string) []string {
+	return append([]string{"--addr", addr, "--nats", m.nats, "--data-dir", m.dir, "--log-level", "warn", "--wait", "60s"}, extra...)
+}
+
+// service starts `a2amesh serve name`.
+func (m *mesh) service(name string, extra ...string) (*process, string) {
+	return m.serviceAt(name, "127.0.0.1:0", extra...)
+}
+
+func (m *mesh) serviceAt(name, addr string, extra ...string) (*process, string) {
+	m.t.Helper()
+	return start(m.t, name, append([]string{"serve", name}, m.args(addr, extra...)...)...)
+}
+
+// gateway starts a gateway over topology (YAML).
+func (m *mesh) gateway(topology string) (*process, string) {
+	return m.gatewayAt("127.0.0.1:0", topology)
+}
+
+func (m *mesh) gatewayAt(addr, topology string) (*process, string) {
+	m.t.Helper()
+	path := filepath.Join(m.dir, fmt.Sprintf("topology-%d.yaml", time.Now().UnixNano()))
+	if err := os.WriteFile(path, []byte(topology), 0o644); err != nil {
+		m.t.Fatal(err)
+	}
+	return start(m.t, "gateway", append([]string{"gateway"}, m.args(addr, "--topology", path)...)...)
+}
+
+// remote is the gateway as an ADK agent, for a caller-side Runner.
+func remote(t *testing.T, url string) *bridge.RemoteAgent {
+	t.Helper()
+	r, err := bridge.NewRemoteAgent(context.Background(), bridge.RemoteConfig{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Client().CloseIdleConnections)
+	return r
+}
+
+// transfers lists "from->to" for each transfer of evs.
+func transfers(evs []*adk.AgentEvent) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Action != nil && ev.Action.TransferToAgent != nil {
+			out = append(out, ev.AgentName+"->"+ev.Action.TransferToAgent.DestAgentName)
+		}
+	}
+	return out
+}
