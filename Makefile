@@ -8,10 +8,11 @@ RACE_PKGS := ./...
 
 .PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean
 
-# Start the mesh on the embedded defaults. Until the mesh exists this is
-# the echo agent on 127.0.0.1:9001.
+# Start the whole mesh on the embedded defaults: an in-process NATS server,
+# every agent service as its own process, and the gateway on
+# 127.0.0.1:9100, with the offline model unless OPENAI_* names an endpoint.
 run:
-	$(GO) run ./services/echo --addr 127.0.0.1:9001
+	$(GO) run ./cmd/a2amesh up
 
 # Everything CI checks: vet, the race-enabled test suite (with the interop
 # tests against a2a-go and @a2a-js/sdk), and a short run of every fuzzer.
@@ -35,7 +36,9 @@ FUZZ_TARGETS := \
 	./a2a/jsonrpc:FuzzDecodeRequest \
 	./a2a/jsonrpc:FuzzScanEnvelope \
 	./a2a/client:FuzzSSEReader \
-	./adk:FuzzResume
+	./adk:FuzzResume \
+	./bridge:FuzzDecoder \
+	./tools/calc:FuzzEval
 
 fuzz-seed:
 	@for t in $(FUZZ_TARGETS); do \
@@ -57,6 +60,7 @@ bench: build
 
 build:
 	@mkdir -p bin
+	$(GO) build -o bin/a2amesh ./cmd/a2amesh
 	$(GO) build -o bin/echo ./services/echo
 	$(GO) build -o bin/a2agoecho ./bench/a2agoecho
 	$(GO) build -o bin/hertzfloor ./bench/hertzfloor

@@ -2,6 +2,8 @@ package bridge_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
+	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/internal/adktest"
 	"github.com/a2amesh/a2amesh/services/echo/echoagent"
@@ -122,4 +125,21 @@ func TestRemoteAgentOverAPlainA2AAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	adktest.Expect(t, adktest.Drain(t, it), `echo [echo] says "the answer"`)
+}
+
+// Run metadata no caller of ours sends is refused with -32602.
+func TestBadRunMetadata(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t, serve(t, agent(t, "Chat", "chats", modeltest.New())))
+	for _, meta := range []string{
+		`{"input":[null]}`, `{"run_path":[{"agent":""}]}`, `{"callers":[{"description":"x"}]}`, `{"input":"not a list"}`,
+	} {
+		var m any
+		_ = json.Unmarshal([]byte(meta), &m)
+		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "x"),
+			Metadata: map[string]any{bridge.KeyRun: m}})
+		if !errors.Is(err, a2a.ErrInvalidParams) {
+			t.Errorf("%s: %v", meta, err)
+		}
+	}
 }

@@ -96,6 +96,9 @@ func Card(ctx context.Context, agent adk.Agent, url string) *a2a.AgentCard {
 func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		meta, _, err := metaValue[runMeta](req.Metadata, KeyRun)
+		if err == nil {
+			err = meta.check()
+		}
 		if err != nil {
 			yield(nil, a2a.Errorf(a2a.CodeInvalidParams, "bridge: %v", err))
 			return

@@ -85,6 +85,26 @@ type runMeta struct {
 	ResumeTask string `json:"resume_task,omitempty"`
 }
 
+// check refuses run metadata no caller of ours sends.
+func (m *runMeta) check() error {
+	for i, m := range m.Input {
+		if m == nil {
+			return fmt.Errorf("%s: input message %d is null", KeyRun, i)
+		}
+	}
+	for i, s := range m.RunPath {
+		if s.AgentName == "" {
+			return fmt.Errorf("%s: run_path step %d has no agent", KeyRun, i)
+		}
+	}
+	for i, c := range m.Callers {
+		if c.Name == "" {
+			return fmt.Errorf("%s: caller %d has no name", KeyRun, i)
+		}
+	}
+	return nil
+}
+
 // resultMeta is what a finished or interrupted run leaves its caller.
 type resultMeta struct {
 	// SessionValues are the values the run set or changed.
