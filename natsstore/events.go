@@ -86,25 +86,23 @@ func Token(s string) string {
 }
 
 // Publisher is an eventlog.Log that also publishes every appended event to
-// the events stream, asynchronously and in order (one connection keeps the
-// order; each message's id, task and sequence, lets JetStream drop a
-// duplicate). Reads are served by the wrapped log.
+// the events stream, in order (one connection keeps the order) and without
+// waiting: the stream is a view of the mesh for observers, and the wrapped
+// log, which serves the reads, stays the record.
 type Publisher struct {
 	eventlog.Log
-	js      jetstream.JetStream
+	nc      *nats.Conn
 	subject string // the prefix, with the agent's token
 	agent   string
 	log     *slog.Logger
 }
 
-// NewPublisher wraps inner for agent. js should be made with
-// jetstream.WithPublishAsyncErrHandler so failed publishes are seen; see
-// NewJetStream.
+// NewPublisher wraps inner for agent, publishing on js's connection.
 func NewPublisher(js jetstream.JetStream, agent string, inner eventlog.Log, log *slog.Logger) *Publisher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Publisher{Log: inner, js: js, agent: agent, subject: EventsSubjectPrefix + Token(agent) + ".", log: log}
+	return &Publisher{Log: inner, nc: js.Conn(), agent: agent, subject: EventsSubjectPrefix + Token(agent) + ".", log: log}
 }
 
 // Append stores the event, then publishes it.
@@ -122,7 +120,10 @@ func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, ev a2
 	msg := &nats.Msg{Subject: p.subject + Token(taskID), Data: body, Header: nats.Header{
 		HeaderAgent: []string{p.agent}, HeaderTask: []string{taskID}, HeaderContext: []string{contextID}, HeaderSeq: []string{s},
 	}}
-	if _, err := p.js.PublishMsgAsync(msg, jetstream.WithMsgID(taskID+":"+s)); err != nil {
+	// A plain publish, without waiting for the stream's acknowledgement:
+	// JetStream stores it all the same, and a hop stays cheap. While the
+	// connection is down, nats.go buffers what is published.
+	if err := p.nc.PublishMsg(msg); err != nil {
 		// The task goes on: the stream is an observer's view, the log is
 		// the record.
 		p.log.Warn("natsstore: publish event", "task", taskID, "seq", seq, "err", err)
@@ -130,14 +131,13 @@ func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, ev a2
 	return nil
 }
 
-// Flush waits until every event published so far is stored, or ctx ends.
+// Flush waits until the NATS server has received every event published so
+// far, or ctx ends.
 func (p *Publisher) Flush(ctx context.Context) error {
-	select {
-	case <-p.js.PublishAsyncComplete():
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("natsstore: events not yet stored: %w", ctx.Err())
+	if err := p.nc.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("natsstore: events not yet sent: %w", err)
 	}
+	return nil
 }
 
 // Connect connects to url, reconnecting for ever after a loss, and returns

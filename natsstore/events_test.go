@@ -89,9 +89,21 @@ func TestPublishAndWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = p.Flush(ctx)
-	if s, err := js.Stream(ctx, natsstore.EventsStream); err != nil {
+	s, err := js.Stream(ctx, natsstore.EventsStream)
+	if err != nil {
 		t.Fatal(err)
-	} else if info, _ := s.Info(ctx); info.State.Msgs != 5 {
-		t.Fatalf("stream holds %d messages", info.State.Msgs)
+	}
+	for { // the server stores what it received a moment later
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 5 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("stream holds %d messages", info.State.Msgs)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

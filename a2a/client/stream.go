@@ -173,13 +173,19 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 			return false, err
 		}
 		pause()
-		if !yield(Event{Event: ev, ID: raw.ID}) {
+		more := yield(Event{Event: ev, ID: raw.ID})
+		if final {
+			// The server ends the stream after its final event; reading up
+			// to the end lets the connection be reused instead of closed.
+			stop := time.AfterFunc(100*time.Millisecond, func() { cancel(nil) })
+			_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // what is left is not ours to check
+			stop.Stop()
+			return true, nil
+		}
+		if !more {
 			return true, nil
 		}
 		resume()
-		if final {
-			return true, nil
-		}
 	}
 }
 

@@ -2,6 +2,7 @@
 //
 //	a2aload run --addr 127.0.0.1:9001 --scenario send --conns 32 --duration 10s
 //	a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor
+//	a2aload hops --ours bin/hops --peer bin/adkgohops
 //
 // compare starts the three servers as separate processes (a2amesh's echo
 // service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
@@ -34,6 +35,8 @@ func main() {
 		err = runCmd(os.Args[2:])
 	case "compare":
 		err = compareCmd(os.Args[2:])
+	case "hops":
+		err = hopsCmd(os.Args[2:])
 	default:
 		usage()
 	}
@@ -44,7 +47,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|hops [flags] (see -h of each)")
 	os.Exit(2)
 }
 
