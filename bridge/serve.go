@@ -166,7 +166,13 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 		}
 
 		enc := &encoder{taskID: req.TaskID, contextID: req.ContextID, yield: yield}
-		if !enc.status(a2a.TaskStateWorking, nil, nil) {
+		// The task exists, WORKING, from the first event: a caller learns
+		// its id before the agent says anything.
+		var first a2a.Event = &a2a.Task{ID: req.TaskID, ContextID: req.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+		if req.Task != nil {
+			first = a2a.NewStatusUpdate(req.TaskID, req.ContextID, a2a.TaskStateWorking, nil)
+		}
+		if !yield(first, nil) {
 			return
 		}
 		for ev, ok := it.Next(); ok; ev, ok = it.Next() {

@@ -41,6 +41,7 @@ func TestPublishAndWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := natsstore.NewPublisher(js, "weather.agent", &eventlog.Memory{}, nil)
+	defer p.Close()
 	start := time.Now().Add(-time.Second)
 	events := []a2a.Event{
 		&a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}},

@@ -221,6 +221,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 // drain sends the events still being published before the connection
 // closes.
 func drain(nc *nats.Conn, p *natsstore.Publisher, log *slog.Logger) {
+	p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := p.Flush(ctx); err != nil && !errors.Is(err, context.Canceled) {
