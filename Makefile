@@ -18,11 +18,13 @@ run:
 # tests against a2a-go and @a2a-js/sdk), and a short run of every fuzzer.
 test: vet test-race fuzz-seed
 
-# bench/eino is a module of its own (Eino must not become a dependency);
-# vetting it keeps the side-by-side benchmark compiling.
+# bench/eino and bench/adkgohops are modules of their own (Eino and adk-go
+# must not become dependencies); vetting them keeps the side-by-side
+# benchmarks compiling.
 vet:
 	$(GO) vet ./...
 	cd bench/eino && $(GO) vet ./...
+	cd bench/adkgohops && $(GO) vet ./...
 
 test-race:
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
@@ -31,10 +33,14 @@ test-race:
 # `go test` already runs).
 FUZZ_TARGETS := \
 	./a2a:FuzzWire10 \
+	./a2a:FuzzDecode10 \
 	./a2a/a2av03:FuzzWire03 \
-	./a2a:FuzzAppendString \
 	./a2a/jsonrpc:FuzzDecodeRequest \
 	./a2a/jsonrpc:FuzzScanEnvelope \
+	./a2a/jsonrpc:FuzzDecodeResponse \
+	./internal/fastjson:FuzzReadAny \
+	./internal/fastjson:FuzzAppendString \
+	./internal/fastjson:FuzzAppendFloat \
 	./a2a/client:FuzzSSEReader \
 	./adk:FuzzResume \
 	./bridge:FuzzDecoder \
@@ -52,11 +58,13 @@ fuzz: fuzz-seed
 
 # Side-by-side benchmarks: the A2A server with a2a-go v2.4.0 in process
 # (go test -bench) and over the network (a2aload compare); the ADK with
-# Eino v0.7.36. See docs/benchmarks.md.
+# Eino v0.7.36; what a remote hop adds, with adk-go v0.3.0 + a2a-go v0.3.3
+# (a2aload hops). See docs/benchmarks.md.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
 	bin/a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
+	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 
 build:
 	@mkdir -p bin
@@ -65,6 +73,8 @@ build:
 	$(GO) build -o bin/a2agoecho ./bench/a2agoecho
 	$(GO) build -o bin/hertzfloor ./bench/hertzfloor
 	$(GO) build -o bin/a2aload ./cmd/a2aload
+	$(GO) build -o bin/hops ./bench/hops
+	cd bench/adkgohops && $(GO) build -o ../../bin/adkgohops .
 
 clean:
 	rm -rf bin

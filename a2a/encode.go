@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
+
+	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
 // AppendJSON appends the 1.0 JSON encoding of v to dst. For the values a
 // server sends most (a *Task, *Message, *Artifact, the two update events, a
-// StreamResponse) it writes exactly the bytes encoding/json writes with
-// HTML escaping off, without reflection; other values go through
-// encoding/json.
+// StreamResponse, a *SendMessageRequest) it writes exactly the bytes
+// encoding/json writes with HTML escaping off, without reflection; other
+// values go through encoding/json.
 func AppendJSON(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case *Task:
@@ -30,20 +31,10 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 		return appendStreamResponse(dst, &x)
 	case *StreamResponse:
 		return appendStreamResponse(dst, x)
+	case *SendMessageRequest:
+		return appendSendRequest(dst, x)
 	}
-	return appendReflect(dst, v)
-}
-
-// appendReflect encodes with encoding/json, HTML escaping off.
-func appendReflect(dst []byte, v any) ([]byte, error) {
-	buf := bytes.NewBuffer(dst)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return dst, err
-	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil // Encode ends with a newline
+	return fastjson.AppendAny(dst, v)
 }
 
 func appendStreamResponse(dst []byte, r *StreamResponse) ([]byte, error) {
@@ -84,12 +75,39 @@ func appendStreamResponse(dst []byte, r *StreamResponse) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+func appendSendRequest(dst []byte, r *SendMessageRequest) ([]byte, error) {
+	var err error
+	dst = append(dst, '{')
+	if r.Tenant != "" {
+		dst = append(dst, `"tenant":`...)
+		dst = fastjson.AppendString(dst, r.Tenant)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"message":`...)
+	if r.Message == nil {
+		dst = append(dst, "null"...)
+	} else if dst, err = appendMessage(dst, r.Message); err != nil {
+		return dst, err
+	}
+	if r.Configuration != nil {
+		// Rarer, and holding push settings: encoding/json writes it.
+		dst = append(dst, `,"configuration":`...)
+		if dst, err = fastjson.AppendAny(dst, r.Configuration); err != nil {
+			return dst, err
+		}
+	}
+	if dst, err = appendMetadata(dst, r.Metadata); err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
 func appendTask(dst []byte, t *Task) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, t.ID)
+	dst = fastjson.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)
-	dst = appendString(dst, t.ContextID)
+	dst = fastjson.AppendString(dst, t.ContextID)
 	dst = append(dst, `,"status":`...)
 	if dst, err = appendStatus(dst, &t.Status); err != nil {
 		return dst, err
@@ -127,7 +145,7 @@ func appendTask(dst []byte, t *Task) ([]byte, error) {
 func appendStatus(dst []byte, s *TaskStatus) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"state":`...)
-	dst = appendString(dst, string(s.State))
+	dst = fastjson.AppendString(dst, string(s.State))
 	if s.Message != nil {
 		dst = append(dst, `,"message":`...)
 		if dst, err = appendMessage(dst, s.Message); err != nil {
@@ -156,17 +174,17 @@ func appendTime(dst []byte, t time.Time) ([]byte, error) {
 func appendMessage(dst []byte, m *Message) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"messageId":`...)
-	dst = appendString(dst, m.MessageID)
+	dst = fastjson.AppendString(dst, m.MessageID)
 	if m.ContextID != "" {
 		dst = append(dst, `,"contextId":`...)
-		dst = appendString(dst, m.ContextID)
+		dst = fastjson.AppendString(dst, m.ContextID)
 	}
 	if m.TaskID != "" {
 		dst = append(dst, `,"taskId":`...)
-		dst = appendString(dst, m.TaskID)
+		dst = fastjson.AppendString(dst, m.TaskID)
 	}
 	dst = append(dst, `,"role":`...)
-	dst = appendString(dst, string(m.Role))
+	dst = fastjson.AppendString(dst, string(m.Role))
 	dst = append(dst, `,"parts":`...)
 	if dst, err = appendParts(dst, m.Parts); err != nil {
 		return dst, err
@@ -182,14 +200,14 @@ func appendMessage(dst []byte, m *Message) ([]byte, error) {
 func appendArtifact(dst []byte, a *Artifact) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"artifactId":`...)
-	dst = appendString(dst, a.ArtifactID)
+	dst = fastjson.AppendString(dst, a.ArtifactID)
 	if a.Name != "" {
 		dst = append(dst, `,"name":`...)
-		dst = appendString(dst, a.Name)
+		dst = fastjson.AppendString(dst, a.Name)
 	}
 	if a.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, a.Description)
+		dst = fastjson.AppendString(dst, a.Description)
 	}
 	dst = append(dst, `,"parts":`...)
 	if dst, err = appendParts(dst, a.Parts); err != nil {
@@ -205,9 +223,9 @@ func appendArtifact(dst []byte, a *Artifact) ([]byte, error) {
 func appendStatusUpdate(dst []byte, e *TaskStatusUpdateEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"taskId":`...)
-	dst = appendString(dst, e.TaskID)
+	dst = fastjson.AppendString(dst, e.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = appendString(dst, e.ContextID)
+	dst = fastjson.AppendString(dst, e.ContextID)
 	dst = append(dst, `,"status":`...)
 	if dst, err = appendStatus(dst, &e.Status); err != nil {
 		return dst, err
@@ -221,9 +239,9 @@ func appendStatusUpdate(dst []byte, e *TaskStatusUpdateEvent) ([]byte, error) {
 func appendArtifactUpdate(dst []byte, e *TaskArtifactUpdateEvent) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"taskId":`...)
-	dst = appendString(dst, e.TaskID)
+	dst = fastjson.AppendString(dst, e.TaskID)
 	dst = append(dst, `,"contextId":`...)
-	dst = appendString(dst, e.ContextID)
+	dst = fastjson.AppendString(dst, e.ContextID)
 	dst = append(dst, `,"artifact":`...)
 	if dst, err = appendArtifact(dst, &e.Artifact); err != nil {
 		return dst, err
@@ -263,14 +281,14 @@ func appendPart(dst []byte, p *Part) ([]byte, error) {
 	switch p.Kind() {
 	case PartKindText:
 		dst = append(dst, `"text":`...)
-		dst = appendString(dst, p.Text)
+		dst = fastjson.AppendString(dst, p.Text)
 	case PartKindRaw:
 		dst = append(dst, `"raw":"`...)
 		dst = base64.StdEncoding.AppendEncode(dst, p.Raw)
 		dst = append(dst, '"')
 	case PartKindURL:
 		dst = append(dst, `"url":`...)
-		dst = appendString(dst, p.URL)
+		dst = fastjson.AppendString(dst, p.URL)
 	case PartKindData:
 		if len(p.Data) == 0 {
 			// Only a nil Data is absent; an empty one is invalid JSON.
@@ -285,11 +303,11 @@ func appendPart(dst []byte, p *Part) ([]byte, error) {
 	}
 	if p.Filename != "" {
 		dst = append(dst, `,"filename":`...)
-		dst = appendString(dst, p.Filename)
+		dst = fastjson.AppendString(dst, p.Filename)
 	}
 	if p.MediaType != "" {
 		dst = append(dst, `,"mediaType":`...)
-		dst = appendString(dst, p.MediaType)
+		dst = fastjson.AppendString(dst, p.MediaType)
 	}
 	if dst, err = appendMetadata(dst, p.Metadata); err != nil {
 		return dst, err
@@ -297,14 +315,13 @@ func appendPart(dst []byte, p *Part) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendMetadata writes ,"metadata":{...} for a non-empty map; maps keep
-// encoding/json's sorted-key form.
+// appendMetadata writes ,"metadata":{...} for a non-empty map.
 func appendMetadata(dst []byte, m map[string]any) ([]byte, error) {
 	if len(m) == 0 {
 		return dst, nil
 	}
 	dst = append(dst, `,"metadata":`...)
-	return appendReflect(dst, m)
+	return fastjson.AppendAny(dst, m)
 }
 
 func appendStrings(dst []byte, field string, ss []string) []byte {
@@ -317,63 +334,7 @@ func appendStrings(dst []byte, field string, ss []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, s)
+		dst = fastjson.AppendString(dst, s)
 	}
 	return append(dst, ']')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string the way encoding/json does with
-// HTML escaping off: control characters, quotes and backslashes escaped,
-// invalid UTF-8 replaced by U+FFFD, and U+2028 and U+2029 escaped.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, `\b`...)
-			case '\f':
-				dst = append(dst, `\f`...)
-			case '\n':
-				dst = append(dst, `\n`...)
-			case '\r':
-				dst = append(dst, `\r`...)
-			case '\t':
-				dst = append(dst, `\t`...)
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -3,7 +3,6 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 )
@@ -73,18 +72,6 @@ func TestAppendJSONErrors(t *testing.T) {
 			t.Errorf("%s: encoding/json has no error either", name)
 		}
 	}
-}
-
-// FuzzAppendString compares string escaping with encoding/json's.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "\"\\\b\f\n\r\t\x00\x1f", "<>&", "\u2028\u2029", "\xff\xfe", "é漢字🙂", strings.Repeat("x", 100)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := appendString(nil, s), stdJSON(t, s); !bytes.Equal(got, want) {
-			t.Fatalf("%q:\n fast %s\n  std %s", s, got, want)
-		}
-	})
 }
 
 func BenchmarkAppendJSONTask(b *testing.B) {

@@ -92,48 +92,71 @@ func StateTypeOf[T any](name string) StateType {
 }
 
 // The types every checkpoint knows by these names.
-var builtinTypes = map[string]reflect.Type{
-	"string":            reflect.TypeFor[string](),
-	"bool":              reflect.TypeFor[bool](),
-	"int":               reflect.TypeFor[int](),
-	"int64":             reflect.TypeFor[int64](),
-	"float64":           reflect.TypeFor[float64](),
-	"[]string":          reflect.TypeFor[[]string](),
-	"[]any":             reflect.TypeFor[[]any](),
-	"map[string]any":    reflect.TypeFor[map[string]any](),
-	"map[string]string": reflect.TypeFor[map[string]string](),
-}
+var (
+	builtinTypes = map[string]reflect.Type{
+		"string":            reflect.TypeFor[string](),
+		"bool":              reflect.TypeFor[bool](),
+		"int":               reflect.TypeFor[int](),
+		"int64":             reflect.TypeFor[int64](),
+		"float64":           reflect.TypeFor[float64](),
+		"[]string":          reflect.TypeFor[[]string](),
+		"[]any":             reflect.TypeFor[[]any](),
+		"map[string]any":    reflect.TypeFor[map[string]any](),
+		"map[string]string": reflect.TypeFor[map[string]string](),
+	}
+	builtinNames = func() map[reflect.Type]string {
+		m := make(map[reflect.Type]string, len(builtinTypes))
+		for name, t := range builtinTypes {
+			m[t] = name
+		}
+		return m
+	}()
+)
 
-// typeRegistry maps type names both ways.
+// typeRegistry maps type names both ways: the built-in ones and those a
+// Runner was given. The zero registry knows the built-in ones.
 type typeRegistry struct {
 	byName map[string]reflect.Type
 	byType map[reflect.Type]string
 }
 
 func newTypeRegistry(types []StateType) (*typeRegistry, error) {
-	r := &typeRegistry{byName: map[string]reflect.Type{}, byType: map[reflect.Type]string{}}
-	add := func(name string, t reflect.Type) error {
-		if prev, dup := r.byName[name]; dup && prev != t {
-			return fmt.Errorf("adk: the state type name %q is given to %s and %s", name, prev, t)
-		}
-		r.byName[name] = t
-		r.byType[t] = name
-		return nil
+	r := &typeRegistry{}
+	if len(types) == 0 {
+		return r, nil
 	}
-	for name, t := range builtinTypes {
-		if err := add(name, t); err != nil {
-			return nil, err
-		}
-	}
+	r.byName, r.byType = map[string]reflect.Type{}, map[reflect.Type]string{}
 	for _, st := range types {
 		if st.name == "" || st.typ == nil {
 			return nil, errors.New("adk: a state type without a name (use StateTypeOf)")
 		}
-		if err := add(st.name, st.typ); err != nil {
-			return nil, err
+		prev, dup := r.byName[st.name]
+		if !dup {
+			prev, dup = builtinTypes[st.name]
 		}
+		if dup && prev != st.typ {
+			return nil, fmt.Errorf("adk: the state type name %q is given to %s and %s", st.name, prev, st.typ)
+		}
+		r.byName[st.name] = st.typ
+		r.byType[st.typ] = st.name
 	}
 	return r, nil
+}
+
+func (r *typeRegistry) typeNamed(name string) (reflect.Type, bool) {
+	if t, ok := r.byName[name]; ok {
+		return t, true
+	}
+	t, ok := builtinTypes[name]
+	return t, ok
+}
+
+func (r *typeRegistry) nameOf(t reflect.Type) (string, bool) {
+	if name, ok := r.byType[t]; ok {
+		return name, true
+	}
+	name, ok := builtinNames[t]
+	return name, ok
 }
 
 // unregisteredPrefix marks the type name of a value whose type has no name;
@@ -152,7 +175,7 @@ func (r *typeRegistry) encode(v any) (*typedValue, error) {
 		return &typedValue{Type: "null", Value: raw}, nil
 	}
 	t := reflect.TypeOf(v)
-	name, ok := r.byType[t]
+	name, ok := r.nameOf(t)
 	if !ok {
 		name = unregisteredPrefix + t.String()
 	}
@@ -163,7 +186,7 @@ func (r *typeRegistry) decode(tv *typedValue) (any, error) {
 	if tv.Type == "null" {
 		return nil, nil
 	}
-	t, ok := r.byName[tv.Type]
+	t, ok := r.typeNamed(tv.Type)
 	if !ok {
 		var generic any
 		if err := json.Unmarshal(tv.Value, &generic); err != nil {
@@ -225,6 +248,9 @@ func MarshalSessionValues(ctx context.Context, types ...StateType) ([]byte, erro
 }
 
 func marshalValues(vals map[string]any, reg *typeRegistry) ([]byte, error) {
+	if len(vals) == 0 {
+		return []byte("{}"), nil
+	}
 	out := make(map[string]*typedValue, len(vals))
 	for k, v := range vals {
 		tv, err := reg.encode(v)

@@ -6,7 +6,6 @@ package natsstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -304,7 +303,7 @@ func decodeWatched(m jetstream.Msg) (WatchedEvent, error) {
 		we.Stored = md.Timestamp
 	}
 	var sr a2a.StreamResponse
-	if err := json.Unmarshal(m.Data(), &sr); err != nil {
+	if err := a2a.Unmarshal(m.Data(), &sr); err != nil {
 		return we, fmt.Errorf("natsstore: event %s #%d: %w", we.TaskID, we.Seq, err)
 	}
 	ev, err := sr.Event()

@@ -11,7 +11,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +39,9 @@ type Client struct {
 	maxEv   int
 	idle    time.Duration
 	nextID  atomic.Uint64
+	// sseBuffers keeps the read buffers of finished event streams
+	// (*bufio.Reader) for the next ones.
+	sseBuffers sync.Pool
 }
 
 type config struct {
@@ -273,7 +276,7 @@ func applyCalls(base, extra []CallOption) *callConfig {
 // newRequest builds the HTTP request of a JSON-RPC call.
 func (c *Client) newRequest(ctx context.Context, op jsonrpc.Op, params any, cc *callConfig, stream bool) (*http.Request, string, error) {
 	id := strconv.FormatUint(c.nextID.Add(1), 10)
-	body, err := json.Marshal(jsonrpc.ClientRequest{JSONRPC: "2.0", ID: id, Method: op.Method(c.version), Params: params})
+	body, err := jsonrpc.AppendRequest(nil, id, op.Method(c.version), params)
 	if err != nil {
 		return nil, "", fmt.Errorf("a2a client: %s: encode request: %w", op, err)
 	}
@@ -323,10 +326,10 @@ func (c *Client) call(ctx context.Context, op jsonrpc.Op, params any, out any, o
 }
 
 func (c *Client) decodeUnary(op jsonrpc.Op, id string, status int, statusText string, body []byte, out any) error {
-	var r jsonrpc.Response
 	// A result is required, but a2a-go omits it where it means nothing
 	// (deleting a push config); when the caller discards it, let it pass.
-	if err := json.Unmarshal(body, &r); err != nil || (r.Error == nil && r.Result == nil && out != nil) {
+	r, err := jsonrpc.DecodeResponse(body)
+	if err != nil || (r.Error == nil && r.Result == nil && out != nil) {
 		return fmt.Errorf("a2a client: %s %s: HTTP %s: not a JSON-RPC response: %s", op, c.url, statusText, snippet(body))
 	}
 	if r.Error != nil {
@@ -341,7 +344,7 @@ func (c *Client) decodeUnary(op jsonrpc.Op, id string, status int, statusText st
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(r.Result, out); err != nil {
+	if err := a2a.Unmarshal(r.Result, out); err != nil {
 		return fmt.Errorf("a2a client: %s: decode result: %w", op, err)
 	}
 	return nil

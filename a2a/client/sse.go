@@ -29,9 +29,19 @@ type sseReader struct {
 
 var errEventTooLarge = errors.New("event larger than the client's limit")
 
+// newSSEReader reads events from r, through r itself when it is a
+// *bufio.Reader.
 func newSSEReader(r io.Reader, max int, onBytes func()) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 16<<10), max: max, onBytes: onBytes}
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, sseBufferSize)
+	}
+	return &sseReader{r: br, max: max, onBytes: onBytes}
 }
+
+// sseBufferSize holds most events whole; longer lines are put together
+// from several reads.
+const sseBufferSize = 16 << 10
 
 // Next returns the next event with data, or io.EOF at the end of the body.
 // Events without data lines (such as a lone id) are not dispatched.

@@ -1,8 +1,8 @@
 package client
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -150,7 +150,17 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 		onBytes = func() { idle.Reset(c.idle) }
 		pause, resume = func() { idle.Stop() }, func() { idle.Reset(c.idle) }
 	}
-	sse := newSSEReader(resp.Body, c.maxEv, onBytes)
+	br, _ := c.sseBuffers.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(resp.Body, sseBufferSize)
+	} else {
+		br.Reset(resp.Body)
+	}
+	defer func() {
+		br.Reset(nil)
+		c.sseBuffers.Put(br)
+	}()
+	sse := newSSEReader(br, c.maxEv, onBytes)
 	for {
 		raw, err := sse.Next()
 		if err != nil {
@@ -192,8 +202,8 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 // decodeStreamEvent decodes one SSE data payload: a JSON-RPC response whose
 // result is a stream event. final reports that the event ends the stream.
 func (c *Client) decodeStreamEvent(op jsonrpc.Op, data []byte) (ev a2a.Event, final bool, err error) {
-	var r jsonrpc.Response
-	if err := json.Unmarshal(data, &r); err != nil {
+	r, err := jsonrpc.DecodeResponse(data)
+	if err != nil {
 		return nil, false, fmt.Errorf("a2a client: %s: stream event is not a JSON-RPC response: %w", op, err)
 	}
 	if r.Error != nil {
@@ -204,7 +214,7 @@ func (c *Client) decodeStreamEvent(op jsonrpc.Op, data []byte) (ev a2a.Event, fi
 		ev, err = a2av03.DecodeEvent(r.Result)
 	} else {
 		var sr a2a.StreamResponse
-		if err = json.Unmarshal(r.Result, &sr); err == nil {
+		if err = a2a.Unmarshal(r.Result, &sr); err == nil {
 			ev, err = sr.Event()
 		}
 	}

@@ -97,7 +97,8 @@ func (m *Memory) Subscribe(ctx context.Context, taskID string, after uint64) ite
 			}
 			wake := l.wake
 			l.mu.Unlock()
-			for _, e := range batch {
+			for i, e := range batch {
+				e.More = i < len(batch)-1
 				if !yield(e, nil) {
 					return
 				}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
 // Op is a protocol operation, independent of wire version.
@@ -280,14 +281,14 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// DecodeParams decodes a params object into v. Its error has
-// CodeInvalidParams and names the offending field the way the request
-// spells it ("params.message.parts: ...").
+// DecodeParams decodes a params object into a fresh v with a2a.Unmarshal.
+// Its error has CodeInvalidParams and names the offending field the way the
+// request spells it ("params.message.parts: ...").
 func DecodeParams(params json.RawMessage, v any) *a2a.Error {
 	if params == nil {
 		params = []byte("{}")
 	}
-	if err := json.Unmarshal(params, v); err != nil {
+	if err := a2a.Unmarshal(params, v); err != nil {
 		return ParamsError(err)
 	}
 	return nil
@@ -417,12 +418,22 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 	return append(dst, id...)
 }
 
-// ClientRequest is a request as a client sends it.
-type ClientRequest struct {
-	JSONRPC string `json:"jsonrpc"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
+// AppendRequest appends a request object for method with a string id and
+// params (omitted when nil) encoded by a2a.AppendJSON.
+func AppendRequest(dst []byte, id, method string, params any) ([]byte, error) {
+	n := len(dst)
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = fastjson.AppendString(dst, id)
+	dst = append(dst, `,"method":`...)
+	dst = fastjson.AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		var err error
+		if dst, err = a2a.AppendJSON(dst, params); err != nil {
+			return dst[:n], fmt.Errorf("encode params: %w", err)
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 // Response is a decoded response envelope.
@@ -431,4 +442,42 @@ type Response struct {
 	ID      json.RawMessage `json:"id"`
 	Result  json.RawMessage `json:"result"`
 	Error   *ErrorObject    `json:"error"`
+}
+
+// DecodeResponse decodes a response envelope as encoding/json would, except
+// that ID and Result alias data.
+func DecodeResponse(data []byte) (Response, error) {
+	var resp Response
+	r := fastjson.New(data)
+	if r.Open('{') {
+		var seen uint32
+		for n := 0; r.Next('}', &n); {
+			switch key := r.Key(); string(key) {
+			case "jsonrpc":
+				r.Seen(&seen, 1)
+				r.StringTo(&resp.JSONRPC)
+			case "id":
+				r.Seen(&seen, 2)
+				resp.ID = r.Raw()
+			case "result":
+				r.Seen(&seen, 4)
+				resp.Result = r.Raw()
+			case "error":
+				// Errors are rare: encoding/json reads them.
+				if !r.Null() {
+					r.Fail()
+				}
+			default:
+				r.Unknown(key, "jsonrpc", "id", "result", "error")
+			}
+		}
+	}
+	if r.End() {
+		return resp, nil
+	}
+	var slow Response
+	if err := json.Unmarshal(data, &slow); err != nil {
+		return Response{}, err
+	}
+	return slow, nil
 }

@@ -182,3 +182,62 @@ func FuzzScanEnvelope(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendRequest(t *testing.T) {
+	type request struct { // the request object as encoding/json writes it
+		JSONRPC string `json:"jsonrpc"`
+		ID      string `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}
+	hl := 3
+	for _, params := range []any{
+		nil,
+		&a2a.SendMessageRequest{Tenant: "t", Message: a2a.NewTextMessage(a2a.RoleUser, "hi \"there\""),
+			Configuration: &a2a.SendMessageConfiguration{HistoryLength: &hl, AcceptedOutputModes: []string{"text/plain"}},
+			Metadata:      map[string]any{"k": []any{1.0, "v"}}},
+		&a2a.SendMessageRequest{},
+		&a2a.GetTaskRequest{ID: "t"},
+	} {
+		got, err := AppendRequest(nil, "7", "SendMessage", params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(request{"2.0", "7", "SendMessage", params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%T:\n got %s\nwant %s", params, got, want)
+		}
+	}
+}
+
+// FuzzDecodeResponse checks DecodeResponse against encoding/json.
+func FuzzDecodeResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":"1","result":{"task":{"id":"t"}}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"x","data":[{"reason":"R"}]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":null,"error":null}`, `{"Result":1}`, `{"id":1,"id":2}`, `null`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gerr := DecodeResponse(b)
+		var want Response
+		werr := json.Unmarshal(b, &want)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, encoding/json error %v", b, gerr, werr)
+		}
+		if gerr != nil {
+			return
+		}
+		if got.JSONRPC != want.JSONRPC || !bytes.Equal(got.ID, want.ID) || !bytes.Equal(got.Result, want.Result) ||
+			(got.ID == nil) != (want.ID == nil) || (got.Result == nil) != (want.Result == nil) || (got.Error == nil) != (want.Error == nil) {
+			t.Fatalf("%q:\n got %+v\nwant %+v", b, got, want)
+		}
+		if got.Error != nil && (got.Error.Code != want.Error.Code || got.Error.Message != want.Error.Message || !bytes.Equal(got.Error.Data, want.Error.Data)) {
+			t.Fatalf("%q: error object %+v, want %+v", b, got.Error, want.Error)
+		}
+	})
+}

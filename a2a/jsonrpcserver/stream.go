@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"iter"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/network"
+	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -23,6 +26,15 @@ import (
 // event, are sent as an event too: streaming clients read only events.
 func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
 	events := s.streamEvents(ctx, c, op, version, params)
+	// Events that are ready together go out together: the writer holds
+	// back the flush of an event the log says is followed at once.
+	bw := &batchWriter{ExtWriter: resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())}
+	c.Response.HijackWriter(bw)
+	defer func() {
+		if bw.hold.Swap(false) { // the stream ended on a held event
+			_ = bw.Flush()
+		}
+	}()
 	w := sse.NewWriter(c)
 	// Keep-alive comments hold idle connections open through proxies and
 	// reveal a client that went away. The writer serializes writes.
@@ -72,12 +84,27 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 		if e.Seq > 0 {
 			sseID = strconv.FormatUint(e.Seq, 10)
 		}
+		bw.hold.Store(e.More)
 		if err := w.WriteEvent(sseID, "", buf); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return
 		}
 	}
+}
+
+// batchWriter is the body writer of an event stream; while hold is set,
+// flushes wait for a later write.
+type batchWriter struct {
+	network.ExtWriter
+	hold atomic.Bool
+}
+
+func (w *batchWriter) Flush() error {
+	if w.hold.Load() {
+		return nil
+	}
+	return w.ExtWriter.Flush()
 }
 
 // streamEvents decodes a streaming call and starts it.
