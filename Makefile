@@ -44,6 +44,8 @@ FUZZ_TARGETS := \
 	./a2a/client:FuzzSSEReader \
 	./adk:FuzzResume \
 	./bridge:FuzzDecoder \
+	./bridge:FuzzFromPlain \
+	./bridge:FuzzMetaAppendJSON \
 	./tools/calc:FuzzEval
 
 fuzz-seed:

@@ -257,7 +257,7 @@ func (r *runEnd) capture(ctx context.Context) {
 // changedValues returns the values of after that are new or differ from
 // before (both as MarshalSessionValues writes them).
 func changedValues(before json.RawMessage, after []byte) json.RawMessage {
-	if len(after) == 0 {
+	if len(after) == 0 || string(after) == "{}" {
 		return nil
 	}
 	var b, a map[string]json.RawMessage

@@ -19,6 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
 // MetadataPrefix starts every metadata key the bridge writes.
@@ -124,7 +125,10 @@ func metaValue[T any](m map[string]any, key string) (T, bool, error) {
 	if t, ok := raw.(T); ok {
 		return t, true, nil
 	}
-	b, err := json.Marshal(raw)
+	if t, ok := fromPlain[T](raw); ok {
+		return t, true, nil
+	}
+	b, err := fastjson.AppendAny(nil, raw)
 	if err != nil {
 		return v, false, fmt.Errorf("metadata %s: %w", key, err)
 	}

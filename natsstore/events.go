@@ -93,8 +93,10 @@ type Publisher struct {
 	eventlog.Log
 	nc      *nats.Conn
 	subject string // the prefix, with the agent's token
-	agent   string
-	log     *slog.Logger
+	// agentHeader is the A2A-Agent header value, shared by every message
+	// (nats.go only reads it).
+	agentHeader []string
+	log         *slog.Logger
 
 	mu      sync.Mutex
 	pending []*nats.Msg
@@ -115,7 +117,7 @@ func NewPublisher(js jetstream.JetStream, agent string, inner eventlog.Log, log 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Publisher{Log: inner, nc: js.Conn(), agent: agent, subject: EventsSubjectPrefix + Token(agent) + ".", log: log,
+	p := &Publisher{Log: inner, nc: js.Conn(), agentHeader: []string{agent}, subject: EventsSubjectPrefix + Token(agent) + ".", log: log,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go p.send()
 	return p
@@ -126,15 +128,15 @@ func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, ev a2
 	if err := p.Log.Append(ctx, taskID, seq, ev); err != nil {
 		return err
 	}
-	body, err := a2a.AppendJSON(nil, a2a.Wrap(ev))
+	body, err := a2a.AppendJSON(make([]byte, 0, 1024), a2a.Wrap(ev))
 	if err != nil {
 		p.log.Warn("natsstore: encode event", "task", taskID, "seq", seq, "err", err)
 		return nil
 	}
 	_, contextID := ev.TaskIDs()
+	vals := []string{taskID, contextID, strconv.FormatUint(seq, 10)} // one allocation for the three
 	msg := &nats.Msg{Subject: p.subject + Token(taskID), Data: body, Header: nats.Header{
-		HeaderAgent: []string{p.agent}, HeaderTask: []string{taskID}, HeaderContext: []string{contextID},
-		HeaderSeq: []string{strconv.FormatUint(seq, 10)},
+		HeaderAgent: p.agentHeader, HeaderTask: vals[0:1:1], HeaderContext: vals[1:2:2], HeaderSeq: vals[2:3:3],
 	}}
 	p.mu.Lock()
 	if p.closed {

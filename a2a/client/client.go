@@ -39,6 +39,8 @@ type Client struct {
 	maxEv   int
 	idle    time.Duration
 	nextID  atomic.Uint64
+	// headers are the headers of every request: unary [0], streaming [1].
+	headers [2]http.Header
 	// sseBuffers keeps the read buffers of finished event streams
 	// (*bufio.Reader) for the next ones.
 	sseBuffers sync.Pool
@@ -242,10 +244,18 @@ func NewFromURL(endpoint, version string, opts ...Option) *Client {
 	if version == "" {
 		version = a2a.Version
 	}
-	return &Client{
+	c := &Client{
 		url: endpoint, version: version, hc: cfg.hc, calls: cfg.calls,
 		resumes: cfg.resumes, maxEv: cfg.maxEvent, idle: cfg.idle,
 	}
+	for i, accept := range []string{"application/json", "text/event-stream"} {
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		h.Set("A2A-Version", version)
+		h.Set("Accept", accept)
+		c.headers[i] = h
+	}
+	return c
 }
 
 // CloseIdleConnections closes the HTTP client's idle connections.
@@ -276,7 +286,7 @@ func applyCalls(base, extra []CallOption) *callConfig {
 // newRequest builds the HTTP request of a JSON-RPC call.
 func (c *Client) newRequest(ctx context.Context, op jsonrpc.Op, params any, cc *callConfig, stream bool) (*http.Request, string, error) {
 	id := strconv.FormatUint(c.nextID.Add(1), 10)
-	body, err := jsonrpc.AppendRequest(nil, id, op.Method(c.version), params)
+	body, err := jsonrpc.AppendRequest(make([]byte, 0, 1024), id, op.Method(c.version), params)
 	if err != nil {
 		return nil, "", fmt.Errorf("a2a client: %s: encode request: %w", op, err)
 	}
@@ -284,18 +294,18 @@ func (c *Client) newRequest(ctx context.Context, op jsonrpc.Op, params any, cc *
 	if err != nil {
 		return nil, "", fmt.Errorf("a2a client: %s: %w", op, err)
 	}
-	for k, v := range cc.header {
-		req.Header[k] = v
+	kind := 0
+	if stream {
+		kind = 1
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", c.version)
+	req.Header = c.headers[kind].Clone()
+	for k, v := range cc.header {
+		if _, ours := req.Header[k]; !ours {
+			req.Header[k] = v
+		}
+	}
 	if exts := req.Header.Get("A2A-Extensions"); exts != "" && c.v03() {
 		req.Header.Set("X-A2A-Extensions", exts) // the 0.3 name of the header
-	}
-	if stream {
-		req.Header.Set("Accept", "text/event-stream")
-	} else {
-		req.Header.Set("Accept", "application/json")
 	}
 	return req, id, nil
 }

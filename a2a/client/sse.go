@@ -11,7 +11,7 @@ import (
 // sseEvent is one Server-Sent Event.
 type sseEvent struct {
 	ID   string // the id field of this event; "" when it had none
-	Data []byte // the data lines joined by "\n"
+	Data []byte // the data lines joined by "\n"; the reader's until its next event
 }
 
 // sseReader parses a text/event-stream body (the WHATWG event stream
@@ -58,7 +58,7 @@ func (s *sseReader) Next() (sseEvent, error) {
 		}
 		if len(line) == 0 {
 			if s.hasData {
-				ev := sseEvent{ID: s.id, Data: bytes.Clone(s.data.Bytes())}
+				ev := sseEvent{ID: s.id, Data: s.data.Bytes()}
 				s.reset()
 				return ev, nil
 			}

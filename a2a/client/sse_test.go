@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -19,6 +20,7 @@ func readAll(t *testing.T, in string, max int) ([]sseEvent, error) {
 		if err != nil {
 			return out, err
 		}
+		ev.Data = bytes.Clone(ev.Data) // it is the reader's until the next event
 		out = append(out, ev)
 	}
 }

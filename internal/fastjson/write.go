@@ -65,13 +65,21 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// Appender is a value that writes its own JSON: exactly the bytes
+// encoding/json writes for it with HTML escaping off.
+type Appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
 // AppendAny appends v as encoding/json encodes it with HTML escaping off.
 // The values encoding/json gives an interface{} (maps, slices, strings,
-// float64, bools, nil) are written directly; anything else goes through
-// encoding/json.
+// float64, bools, nil) and Appenders are written directly; anything else
+// goes through encoding/json.
 func AppendAny(dst []byte, v any) ([]byte, error) {
 	var err error
 	switch x := v.(type) {
+	case Appender:
+		return x.AppendJSON(dst)
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
@@ -123,7 +131,7 @@ func AppendAny(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	}
-	return appendReflect(dst, v)
+	return AppendReflect(dst, v)
 }
 
 // AppendFloat appends a finite f as encoding/json writes a float64: the
@@ -144,8 +152,9 @@ func AppendFloat(dst []byte, f float64) []byte {
 	return dst
 }
 
-// appendReflect encodes v with encoding/json, HTML escaping off.
-func appendReflect(dst []byte, v any) ([]byte, error) {
+// AppendReflect appends v as encoding/json encodes it, HTML escaping off;
+// an Appender's fallback for the values it leaves to encoding/json.
+func AppendReflect(dst []byte, v any) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
