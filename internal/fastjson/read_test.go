@@ -54,7 +54,7 @@ func TestKeyAndUnknown(t *testing.T) {
 		want bool // the fast path takes it
 	}{
 		{`{"name": 1, "other": [1, {"x": "y"}]}`, true},
-		{`{"Name": 1}`, false},  // encoding/json would match it to "name"
+		{`{"Name": 1}`, false}, // encoding/json would match it to "name"
 		{`{"n\u0061me": 1}`, false},
 		{`{"name": 1, "name": 2}`, false},
 		{`{"nämé": 1}`, false},

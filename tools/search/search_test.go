@@ -12,7 +12,7 @@ import (
 
 func TestSearch(t *testing.T) {
 	fsys := fstest.MapFS{
-		"guide.md": {Data: []byte("# Guide\n\nIntro text.\n\n## Cooking\n\nBoil pasta in salted water for ten minutes.\n\n## Gardening\n\nWater tomatoes every morning; tomatoes need sun.")},
+		"guide.md":  {Data: []byte("# Guide\n\nIntro text.\n\n## Cooking\n\nBoil pasta in salted water for ten minutes.\n\n## Gardening\n\nWater tomatoes every morning; tomatoes need sun.")},
 		"notes.txt": {Data: []byte("Shopping list: pasta, tomatoes, basil.")},
 		"skip.bin":  {Data: []byte("tomatoes tomatoes tomatoes")},
 	}
