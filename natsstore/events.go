@@ -109,7 +109,7 @@ type Publisher struct {
 // PublishDelay is how long a Publisher lets events gather before it sends
 // them: a batch costs the NATS server far less than the same events one by
 // one, and observers do not mind a few milliseconds.
-const PublishDelay = 2 * time.Millisecond
+const PublishDelay = 5 * time.Millisecond
 
 // NewPublisher wraps inner for agent, publishing on js's connection. Close
 // it to send what is pending and stop its sender.

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -141,8 +142,18 @@ func Run(ctx context.Context, def Def, args []string, stdout io.Writer) error {
 	return ServeAgent(ctx, common, Serve{Name: def.Name, Agent: agent}, log, stdout)
 }
 
+// GCPercent is the GOGC a service runs with unless the GOGC environment
+// variable says otherwise. An agent server keeps little live data, so
+// Go's default of 100 collects very often; 400 costs a few megabytes of
+// heap and saves about a tenth of the CPU per request and half of the p99
+// latency of a hop (docs/benchmarks.md).
+const GCPercent = 400
+
 // ServeAgent serves an agent as an A2A server until ctx ends.
 func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, stdout io.Writer) error {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(GCPercent)
+	}
 	cli.RouteHertzLogs(log)
 	ln, err := net.Listen("tcp", *common.Addr)
 	if err != nil {
