@@ -30,10 +30,6 @@ type Entry struct {
 	// Seq numbers the task's events: 1 for the first, rising by one.
 	Seq   uint64
 	Event a2a.Event
-	// More, from Subscribe, says the next entry was already stored when
-	// this one was yielded, so a writer may hold this one back and send
-	// both at once. It is a hint: false promises nothing.
-	More bool
 }
 
 // Log stores and replays task events. Implementations are safe for

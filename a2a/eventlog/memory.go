@@ -97,8 +97,7 @@ func (m *Memory) Subscribe(ctx context.Context, taskID string, after uint64) ite
 			}
 			wake := l.wake
 			l.mu.Unlock()
-			for i, e := range batch {
-				e.More = i < len(batch)-1
+			for _, e := range batch {
 				if !yield(e, nil) {
 					return
 				}

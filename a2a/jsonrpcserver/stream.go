@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"iter"
 	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
-	"github.com/cloudwego/hertz/pkg/network"
-	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -26,45 +22,14 @@ import (
 // event, are sent as an event too: streaming clients read only events.
 func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
 	events := s.streamEvents(ctx, c, op, version, params)
-	// Events that are ready together go out together: the writer holds
-	// back the flush of an event the log says is followed at once.
-	bw := &batchWriter{ExtWriter: resp.NewChunkedBodyWriter(&c.Response, c.GetWriter())}
-	c.Response.HijackWriter(bw)
-	defer func() {
-		if bw.hold.Swap(false) { // the stream ended on a held event
-			_ = bw.Flush()
-		}
-	}()
-	w := sse.NewWriter(c)
-	// Keep-alive comments hold idle connections open through proxies and
-	// reveal a client that went away. The writer serializes writes.
-	stop := make(chan struct{})
-	keepAliveDone := make(chan struct{})
-	go func() {
-		defer close(keepAliveDone)
-		t := time.NewTicker(s.opts.KeepAlive)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				if w.WriteKeepAlive() != nil {
-					return
-				}
-			case <-stop:
-				return
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		<-keepAliveDone
-	}()
+	w := newEventWriter(c, s.opts.KeepAlive)
+	defer w.close()
 
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
 			buf = jsonrpc.AppendError(buf[:0], id, s.protocolError(op, err), version)
-			if werr := w.WriteEvent("", "", buf); werr != nil {
+			if werr := w.event("", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
 			return
@@ -84,8 +49,7 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 		if e.Seq > 0 {
 			sseID = strconv.FormatUint(e.Seq, 10)
 		}
-		bw.hold.Store(e.More)
-		if err := w.WriteEvent(sseID, "", buf); err != nil {
+		if err := w.event(sseID, buf, endsStream(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return
@@ -93,18 +57,14 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 	}
 }
 
-// batchWriter is the body writer of an event stream; while hold is set,
-// flushes wait for a later write.
-type batchWriter struct {
-	network.ExtWriter
-	hold atomic.Bool
-}
-
-func (w *batchWriter) Flush() error {
-	if w.hold.Load() {
-		return nil
+// endsStream reports whether ev is a stream's last event: a direct reply,
+// or a terminal or interrupted state.
+func endsStream(ev a2a.Event) bool {
+	if _, isMsg := ev.(*a2a.Message); isMsg {
+		return true
 	}
-	return w.ExtWriter.Flush()
+	s, ok := a2a.StateOf(ev)
+	return ok && s.Settled()
 }
 
 // streamEvents decodes a streaming call and starts it.
