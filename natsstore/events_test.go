@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -39,6 +40,13 @@ func TestPublishAndWatch(t *testing.T) {
 	// Twice is fine, as when several servers start at once.
 	if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
 		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, natsstore.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := st.CachedInfo().Config; cfg.PersistMode != jetstream.AsyncPersistMode || cfg.Storage != jetstream.FileStorage {
+		t.Errorf("events stream: persist mode %v, storage %v; want async, file", cfg.PersistMode, cfg.Storage)
 	}
 	p := natsstore.NewPublisher(js, "weather.agent", &eventlog.Memory{}, nil)
 	defer p.Close()
