@@ -45,8 +45,8 @@ func TestPublishAndWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg := st.CachedInfo().Config; cfg.PersistMode != jetstream.AsyncPersistMode || cfg.Storage != jetstream.FileStorage {
-		t.Errorf("events stream: persist mode %v, storage %v; want async, file", cfg.PersistMode, cfg.Storage)
+	if cfg := st.CachedInfo().Config; cfg.PersistMode != jetstream.DefaultPersistMode || cfg.Storage != jetstream.FileStorage {
+		t.Errorf("events stream: persist mode %v, storage %v; want default, file", cfg.PersistMode, cfg.Storage)
 	}
 	p := natsstore.NewPublisher(js, "weather.agent", &eventlog.Memory{}, nil)
 	defer p.Close()

@@ -1,0 +1,299 @@
+package natsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+)
+
+// LogConfig configures a Log.
+type LogConfig struct {
+	// Namespace is the agent whose tasks' events these are: replicas of
+	// one agent use the same namespace (usually the agent's name) and share
+	// the logs. Required.
+	Namespace string
+	// Events configures the events stream the logs live in.
+	Events EventsConfig
+}
+
+// Log is an eventlog.Log on the events stream: each task's events are the
+// messages of its subject, a2amesh.events.<namespace>.<task>, numbered by
+// their A2A-Seq header, so every replica of the agent replays and follows
+// any task, and `a2amesh watch` sees them too.
+//
+// Append waits for the stream's acknowledgement, so an event that Append
+// accepted survives the server that wrote it. Two writers of one task are
+// kept apart by the stream itself (the expected last sequence of the
+// task's subject), and a publish retried after a lost acknowledgement is
+// stored once (its message id is the task and sequence).
+type Log struct {
+	js     jetstream.JetStream
+	nc     *nats.Conn
+	stream jetstream.Stream
+	ns     string
+	prefix string // subject prefix of the namespace's tasks
+
+	// writer marks this Log's messages, so that an append retried after
+	// its acknowledgement was lost finds its own event rather than a
+	// conflict.
+	writer string
+
+	mu    sync.Mutex
+	heads map[string]logHead // tasks this Log is writing
+}
+
+// headerWriter names the Log that wrote an event.
+const headerWriter = "A2A-Writer"
+
+// logHead is the last event of a task as its writer knows it.
+type logHead struct {
+	seq       uint64 // the task's sequence
+	streamSeq uint64 // the stream's sequence of that message
+}
+
+var _ eventlog.Log = (*Log)(nil)
+
+// NewLog makes sure the events stream exists and returns the namespace's
+// Log.
+func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, error) {
+	if cfg.Namespace == "" {
+		return nil, errors.New("natsstore: a log needs a namespace")
+	}
+	if err := EnsureEventsStream(ctx, js, cfg.Events); err != nil {
+		return nil, err
+	}
+	stream, err := js.Stream(ctx, EventsStream)
+	if err != nil {
+		return nil, fmt.Errorf("natsstore: events stream: %w", err)
+	}
+	return &Log{js: js, nc: js.Conn(), stream: stream, writer: a2a.NewID(), ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
+		heads: map[string]logHead{}}, nil
+}
+
+func (l *Log) subject(taskID string) string { return l.prefix + keyToken(taskID) }
+
+// Append stores ev as the task's event seq once the stream has it. It
+// fails with eventlog.ErrConflict when seq is not the next event (another
+// replica wrote the task), and eventlog.ErrSealed after a terminal event.
+func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error {
+	ctx, cancel, err := call(ctx, l.nc)
+	defer cancel()
+	if err != nil {
+		return fmt.Errorf("natsstore: append event %d of task %s: %w", seq, taskID, err)
+	}
+	subject := l.subject(taskID)
+	l.mu.Lock()
+	head, ok := l.heads[taskID]
+	l.mu.Unlock()
+	if !ok {
+		last, err := l.last(ctx, subject)
+		switch {
+		case errors.Is(err, eventlog.ErrNotFound):
+		case err != nil:
+			return err
+		case last.Seq == seq && last.writer == l.writer:
+			// Ours, stored before its acknowledgement was lost.
+			l.setHead(taskID, ev, logHead{seq: seq, streamSeq: last.streamSeq})
+			return nil
+		case eventlog.Seals(last.Event):
+			return fmt.Errorf("%w: task %s ended with event %d", eventlog.ErrSealed, taskID, last.Seq)
+		default:
+			head = logHead{seq: last.Seq, streamSeq: last.streamSeq}
+		}
+	}
+	if seq != head.seq+1 {
+		return fmt.Errorf("%w: task %s: event %d after %d", eventlog.ErrConflict, taskID, seq, head.seq)
+	}
+	body, err := a2a.AppendJSON(make([]byte, 0, 1024), a2a.Wrap(ev))
+	if err != nil {
+		return fmt.Errorf("natsstore: encode event %d of task %s: %w", seq, taskID, err)
+	}
+	_, contextID := ev.TaskIDs()
+	seqText := strconv.FormatUint(seq, 10)
+	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{
+		HeaderAgent: {l.ns}, HeaderTask: {taskID}, HeaderContext: {contextID}, HeaderSeq: {seqText}, headerWriter: {l.writer},
+	}}
+	ack, err := l.js.PublishMsg(ctx, msg,
+		jetstream.WithMsgID(subject+"#"+seqText),
+		jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
+	if err != nil {
+		l.forget(taskID)
+		if casConflict(err) {
+			return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
+		}
+		return fmt.Errorf("natsstore: append event %d of task %s: %w", seq, taskID, err)
+	}
+	if ack.Duplicate {
+		// The stream had this id already: ours, published before a lost
+		// acknowledgement, or another writer's. Only a fresh read tells.
+		l.forget(taskID)
+		last, err := l.last(ctx, subject)
+		if err != nil {
+			return err
+		}
+		if last.Seq != seq || last.writer != l.writer {
+			return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
+		}
+	}
+	l.setHead(taskID, ev, logHead{seq: seq, streamSeq: ack.Sequence})
+	return nil
+}
+
+// setHead remembers the task's last event while its run goes on.
+func (l *Log) setHead(taskID string, ev a2a.Event, h logHead) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := a2a.StateOf(ev); ok && s.Settled() {
+		// The run ends here; a later run may be another replica's.
+		delete(l.heads, taskID)
+	} else {
+		l.heads[taskID] = h
+	}
+}
+
+func (l *Log) forget(taskID string) {
+	l.mu.Lock()
+	delete(l.heads, taskID)
+	l.mu.Unlock()
+}
+
+// logEntry is an entry with its place in the stream.
+type logEntry struct {
+	eventlog.Entry
+	streamSeq uint64
+	writer    string
+}
+
+// last reads the task's last event from the stream.
+func (l *Log) last(ctx context.Context, subject string) (logEntry, error) {
+	m, err := l.stream.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return logEntry{}, fmt.Errorf("%w: %s", eventlog.ErrNotFound, subject)
+	}
+	if err != nil {
+		return logEntry{}, fmt.Errorf("natsstore: last event of %s: %w", subject, err)
+	}
+	e, err := decodeEntry(m.Header, m.Data)
+	return logEntry{Entry: e, streamSeq: m.Sequence, writer: m.Header.Get(headerWriter)}, err
+}
+
+func decodeEntry(h nats.Header, data []byte) (eventlog.Entry, error) {
+	seq, err := strconv.ParseUint(h.Get(HeaderSeq), 10, 64)
+	if err != nil {
+		return eventlog.Entry{}, fmt.Errorf("natsstore: event without a sequence: %w", err)
+	}
+	var sr a2a.StreamResponse
+	if err := a2a.Unmarshal(data, &sr); err != nil {
+		return eventlog.Entry{}, fmt.Errorf("natsstore: event %d: %w", seq, err)
+	}
+	ev, err := sr.Event()
+	if err != nil {
+		return eventlog.Entry{}, fmt.Errorf("natsstore: event %d: %w", seq, err)
+	}
+	return eventlog.Entry{Seq: seq, Event: ev}, nil
+}
+
+// Subscribe yields the task's events numbered above after, from the
+// stream, then follows it until the sealing event. See eventlog.Log.
+func (l *Log) Subscribe(ctx context.Context, taskID string, after uint64) iter.Seq2[eventlog.Entry, error] {
+	return func(yield func(eventlog.Entry, error) bool) {
+		subject := l.subject(taskID)
+		cons, done, err := l.consumer(ctx, subject, after)
+		if err != nil {
+			yield(eventlog.Entry{}, l.subscribeErr(ctx, taskID, err))
+			return
+		}
+		if done {
+			return
+		}
+		msgs, err := cons.Messages()
+		if err != nil {
+			yield(eventlog.Entry{}, l.subscribeErr(ctx, taskID, err))
+			return
+		}
+		defer msgs.Stop()
+		stop := context.AfterFunc(ctx, msgs.Stop)
+		defer stop()
+		for {
+			m, err := msgs.Next()
+			if err != nil {
+				if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					if ctx.Err() != nil {
+						yield(eventlog.Entry{}, ctx.Err())
+					}
+					return
+				}
+				if !yield(eventlog.Entry{}, l.subscribeErr(ctx, taskID, err)) {
+					return
+				}
+				continue
+			}
+			e, err := decodeEntry(m.Headers(), m.Data())
+			if err != nil {
+				yield(eventlog.Entry{}, fmt.Errorf("natsstore: task %s: %w", taskID, err))
+				return
+			}
+			if e.Seq <= after {
+				continue
+			}
+			if !yield(e, nil) || eventlog.Seals(e.Event) {
+				return
+			}
+		}
+	}
+}
+
+// consumer makes an ordered consumer of the task's events from the first
+// one above after; done reports that none can come (the log was sealed
+// at or before after).
+func (l *Log) consumer(ctx context.Context, subject string, after uint64) (cons jetstream.Consumer, done bool, err error) {
+	ctx, cancel, err := call(ctx, l.nc)
+	defer cancel()
+	if err != nil {
+		return nil, false, err
+	}
+	last, err := l.last(ctx, subject)
+	if err != nil {
+		return nil, false, err
+	}
+	if last.Seq <= after && eventlog.Seals(last.Event) {
+		return nil, true, nil
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}}
+	if after >= last.Seq {
+		// Nothing stored is wanted: start at the next message.
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, last.streamSeq+1
+	}
+	cons, err = l.js.OrderedConsumer(ctx, EventsStream, cfg)
+	return cons, false, err
+}
+
+func (l *Log) subscribeErr(ctx context.Context, taskID string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("natsstore: follow task %s: %w", taskID, err)
+}
+
+// Delete purges the task's events from the stream.
+func (l *Log) Delete(ctx context.Context, taskID string) error {
+	l.forget(taskID)
+	ctx, cancel, err := call(ctx, l.nc)
+	defer cancel()
+	if err != nil {
+		return fmt.Errorf("natsstore: delete events of task %s: %w", taskID, err)
+	}
+	if err := l.stream.Purge(ctx, jetstream.WithPurgeSubject(l.subject(taskID))); err != nil {
+		return fmt.Errorf("natsstore: delete events of task %s: %w", taskID, err)
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+package natsstore_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/eventlog/logtest"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+// replica opens a connection of its own to e, as a replica would.
+func replica(t *testing.T, e *natsstore.Embedded) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, js
+}
+
+func newLog(t *testing.T, js jetstream.JetStream, ns string) *natsstore.Log {
+	t.Helper()
+	l, err := natsstore.NewLog(context.Background(), js, natsstore.LogConfig{Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestLogConformance(t *testing.T) {
+	e := embedded(t)
+	n := 0
+	logtest.Run(t, func(t *testing.T) eventlog.Log {
+		// A namespace per subtest keeps their task "t" apart on one server.
+		n++
+		_, js := replica(t, e)
+		return newLog(t, js, "agent"+string(rune('a'+n)))
+	})
+}
+
+func status(task string, s a2a.TaskState) a2a.Event {
+	return &a2a.TaskStatusUpdateEvent{TaskID: task, ContextID: "c", Status: a2a.TaskStatus{State: s}}
+}
+
+// Two replicas share a task's log: one follows what the other writes, the
+// second writer of an event loses, and a run resumed on the other replica
+// continues the numbering.
+func TestLogReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := embedded(t)
+	_, jsA := replica(t, e)
+	_, jsB := replica(t, e)
+	a, b := newLog(t, jsA, "weather"), newLog(t, jsB, "weather")
+	other := newLog(t, jsB, "chat")
+
+	if err := a.Append(ctx, "t1", 1, &a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, "t1", 2, status("t1", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	// B follows from event 1 on while A goes on.
+	got := make(chan []uint64, 1)
+	go func() {
+		var seqs []uint64
+		for e, err := range b.Subscribe(ctx, "t1", 1) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			seqs = append(seqs, e.Seq)
+		}
+		got <- seqs
+	}()
+	// B cannot write event 3 behind A's back once A has: the stream decides.
+	if err := a.Append(ctx, "t1", 3, status("t1", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(ctx, "t1", 3, status("t1", a2a.TaskStateWorking)); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("second writer of event 3: %v, want ErrConflict", err)
+	}
+	// The run stops for input on A; the next message lands on B.
+	if err := a.Append(ctx, "t1", 4, status("t1", a2a.TaskStateInputRequired)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(ctx, "t1", 5, status("t1", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, "t1", 5, status("t1", a2a.TaskStateWorking)); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("A writing event 5 after B did: %v, want ErrConflict", err)
+	}
+	if err := b.Append(ctx, "t1", 6, status("t1", a2a.TaskStateCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append(ctx, "t1", 7, status("t1", a2a.TaskStateWorking)); !errors.Is(err, eventlog.ErrSealed) {
+		t.Fatalf("append after the end: %v, want ErrSealed", err)
+	}
+	seqs := <-got
+	if want := []uint64{2, 3, 4, 5, 6}; !equal(seqs, want) {
+		t.Fatalf("B followed %v, want %v", seqs, want)
+	}
+	// Another agent's namespace does not see the task.
+	for _, err := range other.Subscribe(ctx, "t1", 0) {
+		if !errors.Is(err, eventlog.ErrNotFound) {
+			t.Fatalf("another namespace: %v, want ErrNotFound", err)
+		}
+	}
+}
+
+func equal(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Replicas starting at once all get the stream.
+func TestNewLogConcurrently(t *testing.T) {
+	e := embedded(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		_, js := replica(t, e)
+		wg.Go(func() {
+			if _, err := natsstore.NewLog(context.Background(), js, natsstore.LogConfig{Namespace: "weather"}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Task ids that are not subject tokens keep their own logs.
+func TestLogTaskIDs(t *testing.T) {
+	ctx := context.Background()
+	e := embedded(t)
+	_, js := replica(t, e)
+	l := newLog(t, js, "a.b c")
+	ids := []string{"a.b", "a_b", "a b", "*", ">", "ü", "a/b"}
+	for i, id := range ids {
+		for seq := uint64(1); seq <= uint64(i+1); seq++ {
+			if err := l.Append(ctx, id, seq, status(id, a2a.TaskStateWorking)); err != nil {
+				t.Fatalf("%q: %v", id, err)
+			}
+		}
+	}
+	for i, id := range ids {
+		n := 0
+		sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		for e, err := range l.Subscribe(sctx, id, 0) {
+			if err != nil {
+				break // the log is not sealed: the wait ends with the context
+			}
+			if tid, _ := e.Event.TaskIDs(); tid != id {
+				t.Fatalf("%q's log holds an event of %q", id, tid)
+			}
+			n++
+		}
+		cancel()
+		if n != i+1 {
+			t.Fatalf("%q: %d events, want %d", id, n, i+1)
+		}
+	}
+}
+
+// A NATS server restarted while a task runs and a subscriber follows it:
+// the writer and the subscriber reconnect, and the subscriber receives
+// every event once, in order.
+func TestLogSurvivesANATSRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := e.URL()
+	nc, js, err := natsstore.Connect(url, "writer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_, jsB := replica(t, e)
+	w, r := newLog(t, js, "weather"), newLog(t, jsB, "weather")
+
+	const before, after = 20, 20
+	for seq := uint64(1); seq <= before; seq++ {
+		if err := w.Append(ctx, "t", seq, status("t", a2a.TaskStateWorking)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan []uint64, 1)
+	caughtUp := make(chan struct{})
+	go func() {
+		var seqs []uint64
+		for e, err := range r.Subscribe(ctx, "t", 0) {
+			if err != nil {
+				t.Error(err)
+				break
+			}
+			seqs = append(seqs, e.Seq)
+			if e.Seq == before {
+				close(caughtUp)
+			}
+		}
+		got <- seqs
+	}()
+	<-caughtUp
+
+	e.Close()
+	// Once the connection knows the server is gone, an append fails at
+	// once, saying why (one in flight when it went waits for CallTimeout).
+	for nc.IsConnected() {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	if err := w.Append(ctx, "t", before+1, status("t", a2a.TaskStateWorking)); !errors.Is(err, natsstore.ErrUnavailable) {
+		t.Fatalf("append while NATS is down: %v, want ErrUnavailable", err)
+	}
+	t.Logf("an append failed %v after NATS stopped", time.Since(start))
+	port := url[len("nats://127.0.0.1:"):]
+	var p int
+	for _, c := range port {
+		p = p*10 + int(c-'0')
+	}
+	e2, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+
+	for seq := uint64(before + 1); seq <= before+after; seq++ {
+		ev := status("t", a2a.TaskStateWorking)
+		if seq == before+after {
+			ev = status("t", a2a.TaskStateCompleted)
+		}
+		// Until the writer has reconnected an append fails; the server
+		// retries it, as a run's commit does.
+		for {
+			err := w.Append(ctx, "t", seq, ev)
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("event %d: %v", seq, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	seqs := <-got
+	if len(seqs) != before+after {
+		t.Fatalf("subscriber got %d events: %v", len(seqs), seqs)
+	}
+	for i, s := range seqs {
+		if s != uint64(i+1) {
+			t.Fatalf("subscriber got %v", seqs)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package natsstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/internal/fastjson"
+)
+
+// TaskStoreConfig configures a TaskStore.
+type TaskStoreConfig struct {
+	// Namespace keeps one agent's tasks apart from other agents' in the
+	// shared bucket: replicas of one agent use the same namespace (usually
+	// the agent's name). Required.
+	Namespace string
+	// Bucket is the KV bucket; its default name is TasksBucket.
+	Bucket BucketConfig
+}
+
+// TaskStore is a taskstore.Store on a JetStream KV bucket, so that every
+// replica of an agent reads and writes the same tasks. A task is the key
+// <namespace>.<task id> (each made a key token); its value is the JSON
+// object {"seq": N, "task": <the task's 1.0 JSON>}, and its version is the
+// entry's KV revision, which Update compares and swaps. A value must fit
+// the NATS server's max_payload (1 MiB by default), which bounds how much
+// history and artifacts one task can carry.
+type TaskStore struct {
+	kv jetstream.KeyValue
+	// prefix is the namespace's key token and the dot before a task's.
+	prefix string
+}
+
+var _ taskstore.Store = (*TaskStore)(nil)
+
+// deleteMarkerTTL is how long the marker a Delete leaves stays in the
+// bucket. Without one, markers would pile up for every task ever deleted,
+// and List, which reads the namespace's markers as well as its tasks,
+// would get slower for good; live watchers see a marker at once, so a
+// short life loses nothing.
+const deleteMarkerTTL = time.Minute
+
+// NewTaskStore creates the bucket, or updates its configuration, and
+// returns the store of cfg.Namespace in it. Every replica may call it at
+// once.
+func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConfig) (*TaskStore, error) {
+	if cfg.Namespace == "" {
+		return nil, errors.New("natsstore: a task store needs a namespace")
+	}
+	// ttlKeys lets Delete give its marker a TTL (deleteMarkerTTL).
+	kv, err := ensureKV(ctx, js, TasksBucket, cfg.Bucket, "a2amesh task snapshots: <namespace>.<task id>", true)
+	if err != nil {
+		return nil, err
+	}
+	return &TaskStore{kv: kv, prefix: keyToken(cfg.Namespace) + "."}, nil
+}
+
+func (s *TaskStore) key(id string) string { return s.prefix + keyToken(id) }
+
+// Create implements taskstore.Store.
+func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uint64, error) {
+	value, err := encodeRecord(task, seq)
+	if err != nil {
+		return 0, err
+	}
+	key := s.key(task.ID)
+	for attempt := 0; ; attempt++ {
+		rev, err := s.kv.Create(ctx, key, value)
+		if err == nil {
+			return rev, nil
+		}
+		if !casConflict(err) {
+			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, err)
+		}
+		// Over a delete marker kv.Create writes twice: it learns the
+		// marker's revision from the first failure, then expects it. If
+		// the marker expired in between, the second write fails although
+		// the id is free.
+		if attempt < 2 {
+			if _, err := s.kv.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) {
+				continue
+			}
+		}
+		return 0, fmt.Errorf("%w: %s", taskstore.ErrExists, task.ID)
+	}
+}
+
+// Get implements taskstore.Store. The task is decoded afresh on every call.
+func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error) {
+	e, err := s.kv.Get(ctx, s.key(id))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return taskstore.Entry{}, fmt.Errorf("%w: %s", taskstore.ErrNotFound, id)
+	case err != nil:
+		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, err)
+	}
+	seq, task, err := decodeRecord(e.Value())
+	if err != nil {
+		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, err)
+	}
+	return taskstore.Entry{Task: task, Seq: seq, Version: e.Revision()}, nil
+}
+
+// Update implements taskstore.Store.
+func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+	key := s.key(task.ID)
+	// No entry has revision 0, and kv.Update expecting 0 would create a
+	// missing key: skip straight to telling conflict from absence.
+	if prev != 0 {
+		value, err := encodeRecord(task, seq)
+		if err != nil {
+			return 0, err
+		}
+		rev, err := s.kv.Update(ctx, key, value, prev)
+		if err == nil {
+			return rev, nil
+		}
+		if !casConflict(err) {
+			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, err)
+		}
+	}
+	// The server answers a missing key and a newer revision alike.
+	e, err := s.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return 0, fmt.Errorf("%w: %s", taskstore.ErrNotFound, task.ID)
+	case err != nil:
+		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, err)
+	}
+	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, e.Revision(), prev)
+}
+
+// Delete implements taskstore.Store.
+func (s *TaskStore) Delete(ctx context.Context, id string) error {
+	// Purge, not Delete: nothing reads a task's old revisions, so the
+	// bucket need not keep them.
+	if err := s.kv.Purge(ctx, s.key(id), jetstream.PurgeTTL(deleteMarkerTTL)); err != nil {
+		return fmt.Errorf("natsstore: task %s: %w", id, err)
+	}
+	return nil
+}
+
+// List implements taskstore.Store. Each call reads and decodes every task
+// of the namespace from the server (O(n) in the namespace's tasks, however
+// small the page), then filters, sorts and pages them as taskstore.Memory
+// does.
+func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page, error) {
+	var after *taskstore.Cursor
+	if q.PageToken != "" {
+		c, err := taskstore.ParseToken(q.PageToken)
+		if err != nil {
+			return taskstore.Page{}, err
+		}
+		after = &c
+	}
+	values, err := s.values(ctx)
+	if err != nil {
+		return taskstore.Page{}, err
+	}
+	var matched []*a2a.Task
+	for key, value := range values {
+		_, task, err := decodeRecord(value)
+		if err != nil {
+			return taskstore.Page{}, fmt.Errorf("natsstore: task key %s: %w", key, err)
+		}
+		if q.Matches(task) {
+			matched = append(matched, task)
+		}
+	}
+	return taskstore.Paginate(matched, after, q.PageSize), nil
+}
+
+// values returns the current value of every key of the namespace.
+func (s *TaskStore) values(ctx context.Context) (map[string][]byte, error) {
+	// Deletes are not ignored: the watcher would drop them on this side
+	// anyway, and a key deleted while the initial values arrive must go.
+	w, err := s.kv.WatchFiltered(ctx, []string{s.prefix + ">"})
+	if err != nil {
+		return nil, fmt.Errorf("natsstore: list tasks: %w", err)
+	}
+	defer stopWatcher(w)
+	values := make(map[string][]byte)
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return nil, errors.New("natsstore: list tasks: the watch ended early")
+			case e == nil: // the initial values are all in
+				return values, nil
+			case e.Operation() == jetstream.KeyValuePut:
+				values[e.Key()] = e.Value()
+			default:
+				delete(values, e.Key())
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("natsstore: list tasks: %w", context.Cause(ctx))
+		}
+	}
+}
+
+// stopWatcher stops w and waits for its subscription to end. The watcher
+// delivers from the subscription's goroutine, which blocks on a full
+// Updates channel; draining the channel until the subscription's close
+// handler closes it lets that goroutine finish instead of leaking.
+func stopWatcher(w jetstream.KeyWatcher) {
+	_ = w.Stop() // an error means the subscription has ended already
+	for range w.Updates() {
+	}
+}
+
+// record is a KV value: the task and the sequence number of the last event
+// folded into it.
+type record struct {
+	Seq  uint64          `json:"seq"`
+	Task json.RawMessage `json:"task"`
+}
+
+func encodeRecord(task *a2a.Task, seq uint64) ([]byte, error) {
+	b := append(make([]byte, 0, 1024), `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, `,"task":`...)
+	b, err := a2a.AppendJSON(b, task)
+	if err != nil {
+		return nil, fmt.Errorf("natsstore: task %s: encode: %w", task.ID, err)
+	}
+	return append(b, '}'), nil
+}
+
+// decodeRecord decodes a KV value into a new task.
+func decodeRecord(data []byte) (uint64, *a2a.Task, error) {
+	seq, raw, ok := readRecord(data)
+	if !ok {
+		var rec record
+		if err := json.Unmarshal(data, &rec); err != nil {
+			return 0, nil, fmt.Errorf("decode: %w", err)
+		}
+		seq, raw = rec.Seq, rec.Task
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil, errors.New("decode: the value holds no task")
+	}
+	task := new(a2a.Task)
+	if err := a2a.Unmarshal(raw, task); err != nil {
+		return 0, nil, fmt.Errorf("decode: %w", err)
+	}
+	return seq, task, nil
+}
+
+// readRecord reads the values encodeRecord writes without reflection, since
+// List decodes a whole namespace per call; it reports false for anything
+// else, which encoding/json then reads or rejects.
+func readRecord(data []byte) (seq uint64, task []byte, ok bool) {
+	r := fastjson.New(data)
+	if !r.Open('{') {
+		return 0, nil, false
+	}
+	var seen uint32
+	for n := 0; r.Next('}', &n); {
+		switch key := r.Key(); string(key) {
+		case "seq":
+			r.Seen(&seen, 1)
+			v, err := strconv.ParseUint(string(r.Raw()), 10, 64)
+			if err != nil {
+				return 0, nil, false
+			}
+			seq = v
+		case "task":
+			r.Seen(&seen, 2)
+			task = r.Raw()
+		default:
+			r.Unknown(key, "seq", "task")
+		}
+	}
+	return seq, task, r.End()
+}

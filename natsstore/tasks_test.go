@@ -1,0 +1,316 @@
+package natsstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/a2a/taskstore/storetest"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+// tasksJS connects to e and closes the connection when the test ends.
+func tasksJS(t *testing.T, e *natsstore.Embedded) jetstream.JetStream {
+	t.Helper()
+	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return js
+}
+
+func newTaskStore(t *testing.T, js jetstream.JetStream, cfg natsstore.TaskStoreConfig) *natsstore.TaskStore {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := natsstore.NewTaskStore(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func testTask(id, ctxID string, state a2a.TaskState) *a2a.Task {
+	return &a2a.Task{ID: id, ContextID: ctxID, Status: a2a.TaskStatus{State: state, Timestamp: time.Now().UTC()}}
+}
+
+func listIDs(t *testing.T, s taskstore.Store) []string {
+	t.Helper()
+	p, err := s.List(context.Background(), taskstore.Query{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tk := range p.Tasks {
+		ids = append(ids, tk.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestTaskStoreConformance(t *testing.T) {
+	e := embedded(t)
+	js := tasksJS(t, e)
+	n := 0
+	storetest.Run(t, func(t *testing.T) taskstore.Store {
+		n++
+		return newTaskStore(t, js, natsstore.TaskStoreConfig{
+			Namespace: "agent",
+			Bucket:    natsstore.BucketConfig{Name: fmt.Sprintf("TASKS_%d", n)},
+		})
+	})
+}
+
+func TestTaskStoreReplicas(t *testing.T) {
+	ctx := context.Background()
+	e := embedded(t)
+	cfg := natsstore.TaskStoreConfig{Namespace: "weather"}
+	a := newTaskStore(t, tasksJS(t, e), cfg)
+	b := newTaskStore(t, tasksJS(t, e), cfg)
+
+	v1, err := a.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Get(ctx, "t1")
+	if err != nil || got.Version != v1 || got.Seq != 1 || got.Task.Status.State != a2a.TaskStateSubmitted {
+		t.Fatalf("replica b Get = %+v, %v; want a's version %d", got, err, v1)
+	}
+	if _, err := b.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1); !errors.Is(err, taskstore.ErrExists) {
+		t.Fatalf("replica b Create of a's task = %v, want ErrExists", err)
+	}
+	v2, err := b.Update(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 2, v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Update(ctx, testTask("t1", "c1", a2a.TaskStateFailed), 2, v1); !errors.Is(err, taskstore.ErrConflict) {
+		t.Fatalf("replica a Update from stale version = %v, want ErrConflict", err)
+	}
+	got, err = a.Get(ctx, "t1")
+	if err != nil || got.Version != v2 || got.Seq != 2 || got.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("replica a Get = %+v, %v; want b's update (version %d)", got, err, v2)
+	}
+	if ids := listIDs(t, a); !slices.Equal(ids, []string{"t1"}) {
+		t.Fatalf("replica a List = %v", ids)
+	}
+	if err := a.Delete(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, "t1"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Fatalf("replica b Get after a's Delete = %v, want ErrNotFound", err)
+	}
+	if _, err := b.Update(ctx, testTask("t1", "c1", a2a.TaskStateCompleted), 3, v2); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Fatalf("replica b Update after a's Delete = %v, want ErrNotFound", err)
+	}
+	if ids := listIDs(t, b); len(ids) != 0 {
+		t.Fatalf("replica b List after Delete = %v", ids)
+	}
+	// The id is free again, though the delete marker is still there.
+	if _, err := b.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1); err != nil {
+		t.Fatalf("Create after Delete: %v", err)
+	}
+}
+
+func TestTaskStoreNamespaces(t *testing.T) {
+	ctx := context.Background()
+	e := embedded(t)
+	js := tasksJS(t, e)
+	// "agent.x" must not fall under "agent"'s keys.
+	a := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent"})
+	b := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent.x"})
+	if _, err := a.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, "t1"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Fatalf("other namespace Get = %v, want ErrNotFound", err)
+	}
+	if p, err := b.List(ctx, taskstore.Query{PageSize: 10}); err != nil || len(p.Tasks) != 0 || p.Total != 0 {
+		t.Fatalf("other namespace List = %+v, %v; want empty", p, err)
+	}
+	// The same id is another task there.
+	if _, err := b.Create(ctx, testTask("t1", "c2", a2a.TaskStateCompleted), 7); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Get(ctx, "t1")
+	if err != nil || got.Task.ContextID != "c1" || got.Seq != 1 {
+		t.Fatalf("Get = %+v, %v; want the first namespace's task", got, err)
+	}
+	if ids := listIDs(t, a); !slices.Equal(ids, []string{"t1"}) {
+		t.Fatalf("List = %v", ids)
+	}
+	if _, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{}); err == nil {
+		t.Fatal("NewTaskStore without a namespace succeeded")
+	}
+}
+
+func TestTaskStoreConcurrentCreation(t *testing.T) {
+	e := embedded(t)
+	const n = 8
+	jss := make([]jetstream.JetStream, n)
+	for i := range jss {
+		jss[i] = tasksJS(t, e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stores := make([]*natsstore.TaskStore, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			s, err := natsstore.NewTaskStore(ctx, jss[i], natsstore.TaskStoreConfig{Namespace: "agent"})
+			if err != nil {
+				t.Errorf("NewTaskStore %d: %v", i, err)
+			}
+			stores[i] = s
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if _, err := stores[0].Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[n-1].Get(ctx, "t1"); err != nil {
+		t.Fatalf("the stores do not share a bucket: %v", err)
+	}
+}
+
+func TestTaskStoreOddIDs(t *testing.T) {
+	ctx := context.Background()
+	e := embedded(t)
+	s := newTaskStore(t, tasksJS(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
+	ids := []string{"a.b c/ü", "*", ">", "a.>", "=x", "x", "YQ", "tab\tnew\nline", "0192f3c4-7d1e-7a00-8000-1234567890ab"}
+	for i, id := range ids {
+		if _, err := s.Create(ctx, testTask(id, "ctx "+id, a2a.TaskStateWorking), uint64(i+1)); err != nil {
+			t.Fatalf("Create(%q): %v", id, err)
+		}
+	}
+	for i, id := range ids {
+		got, err := s.Get(ctx, id)
+		if err != nil || got.Task.ID != id || got.Task.ContextID != "ctx "+id || got.Seq != uint64(i+1) {
+			t.Fatalf("Get(%q) = %+v, %v", id, got, err)
+		}
+		if _, err := s.Update(ctx, testTask(id, "ctx "+id, a2a.TaskStateCompleted), 100, got.Version); err != nil {
+			t.Fatalf("Update(%q): %v", id, err)
+		}
+	}
+	want := slices.Sorted(slices.Values(ids))
+	if got := listIDs(t, s); !slices.Equal(got, want) {
+		t.Fatalf("List = %q, want %q", got, want)
+	}
+	if err := s.Delete(ctx, "a.b c/ü"); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, s); len(got) != len(ids)-1 || slices.Contains(got, "a.b c/ü") {
+		t.Fatalf("List after Delete = %q", got)
+	}
+}
+
+// TestTaskStoreListMany lists more tasks than the watcher buffers (256),
+// paging through them, and checks a returned task is the caller's own.
+func TestTaskStoreListMany(t *testing.T) {
+	ctx := context.Background()
+	e := embedded(t)
+	s := newTaskStore(t, tasksJS(t, e), natsstore.TaskStoreConfig{Namespace: "agent", Bucket: natsstore.BucketConfig{Memory: true}})
+	const n = 600
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		tk := testTask(fmt.Sprintf("t%03d", i), "c", a2a.TaskStateCompleted)
+		tk.Status.Timestamp = base.Add(time.Duration(i) * time.Second)
+		if _, err := s.Create(ctx, tk, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i += 3 {
+		if err := s.Delete(ctx, fmt.Sprintf("t%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	token := ""
+	for {
+		p, err := s.List(ctx, taskstore.Query{PageSize: 97, PageToken: token, UpdatedAfter: base.Add(100 * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 334 {
+			t.Fatalf("Total = %d, want 334", p.Total)
+		}
+		for _, tk := range p.Tasks {
+			got = append(got, tk.ID)
+		}
+		if p.NextPageToken == "" {
+			break
+		}
+		token = p.NextPageToken
+	}
+	if len(got) != 334 || got[0] != "t599" || got[len(got)-1] != "t100" {
+		t.Fatalf("paged through %d tasks, %v … %v", len(got), got[:1], got[len(got)-1:])
+	}
+
+	e1, err := s.Get(ctx, "t001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1.Task.Status.State = a2a.TaskStateFailed
+	if e2, _ := s.Get(ctx, "t001"); e2.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatal("changing a returned task changed the stored one")
+	}
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.List(canceled, taskstore.Query{PageSize: 10}); err == nil {
+		t.Fatal("List with a canceled context succeeded")
+	}
+	// Lists cut short while the watcher's buffer is full must not leave
+	// its goroutine blocked (goleak checks after the tests).
+	for i := range 40 {
+		short, cancel := context.WithTimeout(ctx, time.Duration(i)*500*time.Microsecond)
+		_, _ = s.List(short, taskstore.Query{PageSize: 10})
+		cancel()
+	}
+}
+
+func TestTaskStoreTTL(t *testing.T) {
+	ctx := context.Background()
+	e := embedded(t)
+	s := newTaskStore(t, tasksJS(t, e), natsstore.TaskStoreConfig{
+		Namespace: "agent",
+		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: time.Second, Memory: true},
+	})
+	if _, err := s.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := s.Get(ctx, "t1")
+		if errors.Is(err, taskstore.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the task outlived the bucket's TTL by 14 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ids := listIDs(t, s); len(ids) != 0 {
+		t.Fatalf("List after the TTL = %v", ids)
+	}
+	if _, err := s.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+		t.Fatalf("Create after the TTL: %v", err)
+	}
+}
