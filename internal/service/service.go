@@ -19,10 +19,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/checkpoint"
 	"github.com/a2amesh/a2amesh/adk/model"
@@ -69,17 +72,19 @@ func Main(def Def) {
 
 // Common holds the flags every service and the gateway share.
 type Common struct {
-	Addr, PublicURL, NATS, DataDir, LogLevel, DebugAddr *string
-	Retention, Wait                                     *time.Duration
-	OpenAIBaseURL, OpenAIModel, OpenAIKey               *string
+	Addr, PublicURL, NATS, State, DataDir, LogLevel, DebugAddr *string
+	Retention, Wait                                            *time.Duration
+	OpenAIBaseURL, OpenAIModel, OpenAIKey                      *string
 }
 
 // CommonFlags defines the shared flags on f.
 func CommonFlags(f *cli.Flags, addr string) *Common {
 	return &Common{
-		Addr:          f.String("addr", addr, "address to listen on"),
-		PublicURL:     f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
-		NATS:          f.StringEnv("nats", "NATS_URL", "", "NATS server to publish task events to (empty: none)"),
+		Addr:      f.String("addr", addr, "address to listen on"),
+		PublicURL: f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
+		NATS:      f.StringEnv("nats", "NATS_URL", "", "NATS server to publish task events to (empty: none)"),
+		State: f.StringEnv("state", "A2AMESH_STATE", "memory",
+			"where tasks, their events, webhooks and checkpoints live: memory (this process; events also published to --nats) or nats (JetStream on --nats, durable and shared by the agent's replicas)"),
 		DataDir:       f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "", "directory for checkpoints of interrupted tasks (empty: in memory)"),
 		LogLevel:      f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
 		DebugAddr:     f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
@@ -165,37 +170,17 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		url = "http://" + ln.Addr().String() + "/"
 	}
 
-	var store adk.CheckPointStore = &adk.MemoryCheckPointStore{}
-	if *common.DataDir != "" {
-		fs, err := checkpoint.NewFile(filepath.Join(*common.DataDir, s.Name, "checkpoints"))
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		store = fs
+	name := s.Agent.Name(ctx)
+	if s.CardName != "" {
+		name = s.CardName
 	}
-	var events eventlog.Log = &eventlog.Memory{}
-	var publisher *natsstore.Publisher
-	if *common.NATS != "" {
-		nc, js, err := natsstore.Connect(*common.NATS, s.Name, log)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		defer nc.Close()
-		if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
-			ln.Close()
-			return err
-		}
-		name := s.Agent.Name(ctx)
-		if s.CardName != "" {
-			name = s.CardName
-		}
-		publisher = natsstore.NewPublisher(js, name, events, log)
-		events = publisher
-		defer drain(nc, publisher, log)
+	st, err := openState(ctx, common, s.Name, name, log)
+	if err != nil {
+		ln.Close()
+		return err
 	}
-	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: store, Logger: log})
+	defer st.close()
+	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: st.checkpoints, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -207,7 +192,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 	if s.CardDescription != "" {
 		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
 	}
-	h, err := server.New(server.Config{Card: card, Executor: exec, Events: events,
+	h, err := server.New(server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
 		Retention: *common.Retention, Logger: log})
 	if err != nil {
 		ln.Close()
@@ -219,7 +204,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		return err
 	}
 	cli.ServeDebug(ctx, *common.DebugAddr, log)
-	log.Info("serving", "agent", s.Agent.Name(ctx), "url", url, "nats", *common.NATS)
+	log.Info("serving", "agent", s.Agent.Name(ctx), "url", url, "nats", *common.NATS, "state", *common.State)
 	fmt.Fprintf(stdout, "%s ready at %s\n", s.Name, url)
 	serveErr := srv.Serve(ctx, ln, 2*time.Second)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -228,6 +213,79 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		log.Warn("closing the agent", "err", err)
 	}
 	return serveErr
+}
+
+// state is where a service keeps its tasks, events, webhooks and
+// checkpoints.
+type state struct {
+	tasks       taskstore.Store
+	events      eventlog.Log
+	push        push.ConfigStore
+	checkpoints adk.CheckPointStore
+	close       func()
+}
+
+// openState opens the stores --state names: in memory (checkpoints in
+// --data-dir if set, events also published to --nats if set), or on
+// JetStream under the agent's name, so that its replicas share them.
+func openState(ctx context.Context, common *Common, service, agent string, log *slog.Logger) (*state, error) {
+	st := &state{close: func() {}}
+	switch *common.State {
+	case "memory":
+		st.checkpoints = &adk.MemoryCheckPointStore{}
+		if *common.DataDir != "" {
+			fs, err := checkpoint.NewFile(filepath.Join(*common.DataDir, service, "checkpoints"))
+			if err != nil {
+				return nil, err
+			}
+			st.checkpoints = fs
+		}
+		st.events = &eventlog.Memory{}
+		if *common.NATS == "" {
+			return st, nil
+		}
+		nc, js, err := natsstore.Connect(*common.NATS, service, log)
+		if err != nil {
+			return nil, err
+		}
+		if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		p := natsstore.NewPublisher(js, agent, st.events, log)
+		st.events, st.close = p, func() { drain(nc, p, log) }
+		return st, nil
+	case "nats":
+		if *common.NATS == "" {
+			return nil, errors.New("--state nats needs --nats (or NATS_URL)")
+		}
+		nc, js, err := natsstore.Connect(*common.NATS, service, log)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.openNATS(ctx, js, agent); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		st.close = func() { _ = nc.Drain() }
+		return st, nil
+	}
+	return nil, fmt.Errorf("--state %q: memory or nats", *common.State)
+}
+
+func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string) error {
+	var err error
+	if st.events, err = natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: agent}); err != nil {
+		return err
+	}
+	if st.tasks, err = natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: agent}); err != nil {
+		return err
+	}
+	if st.push, err = natsstore.NewPushStore(ctx, js, natsstore.PushStoreConfig{Namespace: agent}); err != nil {
+		return err
+	}
+	st.checkpoints, err = natsstore.NewCheckPointStore(ctx, js, natsstore.CheckPointStoreConfig{Namespace: agent})
+	return err
 }
 
 // drain sends the events still being published before the connection
