@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,18 +94,140 @@ func TestReplicasShareTasks(t *testing.T) {
 		t.Fatalf("the stream on B ended %s", final)
 	}
 
-	// Both replicas now report the same finished task.
-	for name, c := range map[string]interface {
-		GetTask(context.Context, *a2a.GetTaskRequest, ...client.CallOption) (*a2a.Task, error)
-		ListTasks(context.Context, *a2a.ListTasksRequest, ...client.CallOption) (*a2a.ListTasksResponse, error)
-	}{"A": ca, "B": cb} {
-		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
-		if err != nil || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) == 0 {
-			t.Fatalf("GetTask on %s: %v, %+v", name, err, task)
+	// Both replicas now report the same finished task. The snapshot is
+	// written just after the event that ends the task, so a reader may be
+	// a moment ahead of it.
+	for name, c := range map[string]*client.Client{"A": ca, "B": cb} {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: taskID})
+			if err != nil {
+				t.Fatalf("GetTask on %s: %v", name, err)
+			}
+			if task.Status.State == a2a.TaskStateCompleted && len(task.Artifacts) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GetTask on %s: %+v", name, task)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
-		if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != taskID {
+		if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != taskID || list.Tasks[0].Status.State != a2a.TaskStateCompleted {
 			t.Fatalf("ListTasks on %s: %v, %+v", name, err, list)
 		}
+	}
+}
+
+// startOnA starts a weather question on replica A and returns the task's
+// id once A's tool is waiting on the endpoint, with A's stream, which
+// ends with the task.
+func startOnA(t *testing.T, ctx context.Context, ca *client.Client, asked <-chan struct{}) (string, <-chan a2a.TaskState) {
+	t.Helper()
+	ids := make(chan string, 1)
+	final := make(chan a2a.TaskState, 1)
+	go func() {
+		var last a2a.TaskState
+		for ev, err := range ca.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "What's the weather in Oslo?")}) {
+			if err != nil {
+				break
+			}
+			if id, _ := ev.Event.TaskIDs(); id != "" {
+				select {
+				case ids <- id:
+				default:
+				}
+			}
+			if s, ok := a2a.StateOf(ev.Event); ok {
+				last = s
+			}
+		}
+		final <- last
+	}()
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no task on A")
+	}
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("A's tool was not called")
+	}
+	return id, final
+}
+
+// CancelTask on replica B stops the run on replica A: A's tool call is
+// abandoned, A's stream ends CANCELED, and both replicas report it.
+func TestCancelOnAnotherReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := newMesh(t)
+	abandoned := make(chan struct{})
+	var once sync.Once
+	asked := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(asked) })
+		<-r.Context().Done()
+		close(abandoned)
+	}))
+	defer srv.Close()
+	_, a := m.service("weather", "--state", "nats", "--weather-endpoint", srv.URL)
+	_, b := m.service("weather", "--state", "nats", "--weather-endpoint", srv.URL)
+	ca, cb := newClient(t, a), newClient(t, b)
+
+	id, final := startOnA(t, ctx, ca, asked)
+	task, err := cb.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
+	if err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("CancelTask on B: %v, %+v", err, task)
+	}
+	select {
+	case <-abandoned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's run went on after the cancel on B")
+	}
+	if s := <-final; s != a2a.TaskStateCanceled {
+		t.Fatalf("A's stream ended %s", s)
+	}
+	if got, err := ca.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("GetTask on A: %v, %+v", err, got)
+	}
+}
+
+// A replica killed mid-task (SIGKILL) does not leave the task WORKING: its
+// peer fails it, saying why, within about twice the heartbeat.
+func TestReplicaKilledMidTask(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := newMesh(t)
+	endpoint, asked, _ := gatedWeather(t)
+	procA, a := m.service("weather", "--state", "nats", "--weather-endpoint", endpoint, "--heartbeat", "1s")
+	_, b := m.service("weather", "--state", "nats", "--weather-endpoint", endpoint, "--heartbeat", "1s")
+	ca, cb := newClient(t, a), newClient(t, b)
+
+	id, _ := startOnA(t, ctx, ca, asked)
+	procA.stop(true)
+	killed := time.Now()
+	for {
+		task, err := cb.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		if err != nil {
+			t.Fatalf("GetTask on B: %v", err)
+		}
+		if s := task.Status.State; s != a2a.TaskStateWorking && s != a2a.TaskStateSubmitted {
+			msg := ""
+			if task.Status.Message != nil && len(task.Status.Message.Parts) > 0 {
+				msg = task.Status.Message.Parts[0].Text
+			}
+			if s != a2a.TaskStateFailed || !strings.Contains(msg, "stopped before it finished") {
+				t.Fatalf("the orphaned task is %s: %q", s, msg)
+			}
+			t.Logf("B failed the task %v after A was killed: %s", time.Since(killed).Round(time.Millisecond), msg)
+			return
+		}
+		if time.Since(killed) > 20*time.Second {
+			t.Fatal("the task is still WORKING 20 s after its replica was killed")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

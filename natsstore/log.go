@@ -23,6 +23,10 @@ type LogConfig struct {
 	Namespace string
 	// Events configures the events stream the logs live in.
 	Events EventsConfig
+	// Replica names this replica in every event it writes, so that its
+	// peers know which replica runs a task (Peers uses the same name).
+	// Empty: a random one.
+	Replica string
 }
 
 // Log is an eventlog.Log on the events stream: each task's events are the
@@ -75,7 +79,10 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: events stream: %w", err)
 	}
-	return &Log{js: js, nc: js.Conn(), stream: stream, writer: a2a.NewID(), ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
+	if cfg.Replica == "" {
+		cfg.Replica = a2a.NewID()
+	}
+	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
 		heads: map[string]logHead{}}, nil
 }
 
@@ -164,6 +171,19 @@ func (l *Log) forget(taskID string) {
 	l.mu.Lock()
 	delete(l.heads, taskID)
 	l.mu.Unlock()
+}
+
+// LastWriter returns the replica that wrote the task's last event: the one
+// running the task, if a run is going on. It fails with
+// eventlog.ErrNotFound for a task without events.
+func (l *Log) LastWriter(ctx context.Context, taskID string) (string, error) {
+	ctx, cancel, err := call(ctx, l.nc)
+	defer cancel()
+	if err != nil {
+		return "", err
+	}
+	last, err := l.last(ctx, l.subject(taskID))
+	return last.writer, err
 }
 
 // logEntry is an entry with its place in the stream.

@@ -42,6 +42,10 @@ type Config struct {
 	// whose SSRF guard refuses private and loopback webhooks.
 	PushSender *push.Sender
 
+	// Peers reaches the other replicas that share these stores, so that a
+	// cancel reaches the run wherever it runs; nil for a single replica.
+	Peers Peers
+
 	// Retention is how long a task is kept after reaching a terminal
 	// state; 0 means 10 minutes and a negative value keeps tasks forever.
 	Retention time.Duration
@@ -62,6 +66,7 @@ type Handler struct {
 	events   eventlog.Log
 	pushCfgs push.ConfigStore
 	sender   *push.Sender
+	peers    Peers
 	log      *slog.Logger
 
 	retention     time.Duration
@@ -93,7 +98,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
-		log: cfg.Logger, retention: cfg.Retention, cancelTimeout: cfg.CancelTimeout,
+		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, cancelTimeout: cfg.CancelTimeout,
 		slots: make(map[string]*slot),
 	}
 	if h.tasks == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/push"
@@ -73,7 +74,7 @@ func Main(def Def) {
 // Common holds the flags every service and the gateway share.
 type Common struct {
 	Addr, PublicURL, NATS, State, DataDir, LogLevel, DebugAddr *string
-	Retention, Wait                                            *time.Duration
+	Retention, Wait, Heartbeat                                 *time.Duration
 	OpenAIBaseURL, OpenAIModel, OpenAIKey                      *string
 }
 
@@ -85,11 +86,13 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 		NATS:      f.StringEnv("nats", "NATS_URL", "", "NATS server to publish task events to (empty: none)"),
 		State: f.StringEnv("state", "A2AMESH_STATE", "memory",
 			"where tasks, their events, webhooks and checkpoints live: memory (this process; events also published to --nats) or nats (JetStream on --nats, durable and shared by the agent's replicas)"),
-		DataDir:       f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "", "directory for checkpoints of interrupted tasks (empty: in memory)"),
-		LogLevel:      f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
-		DebugAddr:     f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
-		Retention:     f.Duration("retention", 10*time.Minute, "how long finished tasks are kept"),
-		Wait:          f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+		DataDir:   f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "", "directory for checkpoints of interrupted tasks (empty: in memory)"),
+		LogLevel:  f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
+		DebugAddr: f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
+		Retention: f.Duration("retention", 10*time.Minute, "how long finished tasks are kept"),
+		Wait:      f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+		Heartbeat: f.Duration("heartbeat", 10*time.Second,
+			"with --state nats: how long a replica may miss its heartbeat before its peers fail its running tasks (they do within about twice this)"),
 		OpenAIBaseURL: f.StringEnv("openai-base-url", "OPENAI_BASE_URL", "", "OpenAI-compatible endpoint (empty, with no key: the offline model)"),
 		OpenAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
 		OpenAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
@@ -192,11 +195,26 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 	if s.CardDescription != "" {
 		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
 	}
-	h, err := server.New(server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
-		Retention: *common.Retention, Logger: log})
+	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
+		Retention: *common.Retention, Logger: log}
+	if st.peers != nil {
+		cfg.Peers = st.peers
+	}
+	h, err := server.New(cfg)
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	if st.peers != nil {
+		pctx, stopPeers := context.WithCancel(ctx)
+		peersDone := make(chan struct{})
+		go func() {
+			defer close(peersDone)
+			if err := st.peers.Serve(pctx, h); err != nil {
+				log.Error("replica peers", "err", err)
+			}
+		}()
+		defer func() { stopPeers(); <-peersDone }()
 	}
 	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
 	if err != nil {
@@ -222,7 +240,9 @@ type state struct {
 	events      eventlog.Log
 	push        push.ConfigStore
 	checkpoints adk.CheckPointStore
-	close       func()
+	// peers connects the agent's replicas (--state nats).
+	peers *natsstore.Peers
+	close func()
 }
 
 // openState opens the stores --state names: in memory (checkpoints in
@@ -263,7 +283,7 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 		if err != nil {
 			return nil, err
 		}
-		if err := st.openNATS(ctx, js, agent); err != nil {
+		if err := st.openNATS(ctx, js, agent, *common.Heartbeat, log); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -273,12 +293,23 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 	return nil, fmt.Errorf("--state %q: memory or nats", *common.State)
 }
 
-func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string) error {
-	var err error
-	if st.events, err = natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: agent}); err != nil {
+func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string, heartbeat time.Duration, log *slog.Logger) error {
+	// A replica's name is new each time it starts, so that its peers tell
+	// the tasks of a replica that died from those of its successor.
+	host, _ := os.Hostname()
+	replica := host + "-" + a2a.NewID()[24:]
+	l, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: agent, Replica: replica})
+	if err != nil {
 		return err
 	}
-	if st.tasks, err = natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: agent}); err != nil {
+	tasks, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: agent})
+	if err != nil {
+		return err
+	}
+	st.events, st.tasks = l, tasks
+	st.peers, err = natsstore.NewPeers(ctx, js, natsstore.PeersConfig{Namespace: agent, Replica: replica, Log: l, Tasks: tasks,
+		HeartbeatTTL: heartbeat, Logger: log})
+	if err != nil {
 		return err
 	}
 	if st.push, err = natsstore.NewPushStore(ctx, js, natsstore.PushStoreConfig{Namespace: agent}); err != nil {

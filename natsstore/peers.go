@@ -1,0 +1,254 @@
+package natsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+)
+
+// ReplicasBucket holds a heartbeat per live replica.
+const ReplicasBucket = "A2AMESH_REPLICAS"
+
+// PeersConfig configures Peers.
+type PeersConfig struct {
+	// Namespace is the agent whose replicas these are. Required.
+	Namespace string
+	// Replica names this replica; it must be the Replica of the Log the
+	// replica writes with, since a task's last writer is how a peer finds
+	// the replica running it. Required.
+	Replica string
+	// Log and Tasks are the agent's shared stores. Required.
+	Log   *Log
+	Tasks *TaskStore
+	// HeartbeatTTL is how long a replica counts as alive after its last
+	// heartbeat (sent every HeartbeatTTL/3); the tasks of a replica that
+	// stops fail at most about twice HeartbeatTTL later. Default 10s.
+	HeartbeatTTL time.Duration
+	// Bucket is the heartbeat bucket; its default name is ReplicasBucket.
+	Bucket BucketConfig
+	Logger *slog.Logger
+}
+
+// Peers is the server.Peers of a replica whose state is on JetStream: it
+// carries cancellations to the replica running a task, keeps this
+// replica's heartbeat, and fails the running tasks of replicas whose
+// heartbeat stops (a replica killed mid-task), so that no task stays
+// WORKING for ever.
+type Peers struct {
+	cfg       PeersConfig
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	kv        jetstream.KeyValue
+	ns        string // the namespace's key token
+	putPrefix string
+}
+
+var _ server.Peers = (*Peers)(nil)
+
+// PeerHandler is what Serve calls: a server.Handler.
+type PeerHandler interface {
+	StopRun(ctx context.Context, taskID string) (bool, error)
+	FailOrphan(ctx context.Context, taskID, reason string) error
+}
+
+// NewPeers makes sure the heartbeat bucket exists.
+func NewPeers(ctx context.Context, js jetstream.JetStream, cfg PeersConfig) (*Peers, error) {
+	if cfg.Namespace == "" || cfg.Replica == "" || cfg.Log == nil || cfg.Tasks == nil {
+		return nil, errors.New("natsstore: peers need a namespace, a replica name, the log and the task store")
+	}
+	if cfg.HeartbeatTTL == 0 {
+		cfg.HeartbeatTTL = 10 * time.Second
+	}
+	if cfg.HeartbeatTTL < time.Second {
+		// The server counts message TTLs in whole seconds.
+		return nil, fmt.Errorf("natsstore: heartbeat TTL %v: at least 1s", cfg.HeartbeatTTL)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	kv, err := ensureKV(ctx, js, ReplicasBucket, cfg.Bucket, "a2amesh replicas' heartbeats: <namespace>.<replica>", true)
+	if err != nil {
+		return nil, err
+	}
+	return &Peers{cfg: cfg, nc: js.Conn(), js: js, kv: kv, ns: keyToken(cfg.Namespace),
+		putPrefix: putPrefix(js) + "$KV." + kv.Bucket() + "."}, nil
+}
+
+func (p *Peers) key(replica string) string { return p.ns + "." + keyToken(replica) }
+
+// subject is where a replica answers its peers.
+func (p *Peers) subject(replica string) string {
+	return "a2amesh.peers." + p.ns + "." + keyToken(replica) + ".cancel"
+}
+
+// Cancel asks the replica that wrote the task's last event to stop its
+// run. A replica that is gone (nobody answers on its subject) has no run.
+func (p *Peers) Cancel(ctx context.Context, taskID string) (bool, error) {
+	writer, err := p.cfg.Log.LastWriter(ctx, taskID)
+	if errors.Is(err, eventlog.ErrNotFound) || writer == "" || writer == p.cfg.Replica {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel, err := call(ctx, p.nc)
+	defer cancel()
+	if err != nil {
+		return false, err
+	}
+	reply, err := p.nc.RequestWithContext(ctx, p.subject(writer), []byte(taskID))
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("natsstore: cancel task %s on replica %s: %w", taskID, writer, err)
+	}
+	switch s := string(reply.Data); s {
+	case "stopped":
+		return true, nil
+	case "idle":
+		return false, nil
+	default:
+		return false, fmt.Errorf("natsstore: replica %s could not stop task %s: %s", writer, taskID, s)
+	}
+}
+
+// Serve keeps this replica's heartbeat, answers its peers' cancellations
+// with h, and fails the running tasks of replicas that stop, until ctx
+// ends. It returns after every goroutine it started has ended.
+func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
+	if err := p.beat(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sub, err := p.nc.Subscribe(p.subject(p.cfg.Replica), func(m *nats.Msg) {
+		// StopRun waits for the run to end: not on NATS's delivery
+		// goroutine.
+		wg.Go(func() {
+			stopped, err := h.StopRun(ctx, string(m.Data))
+			answer := "idle"
+			switch {
+			case err != nil:
+				answer = err.Error()
+			case stopped:
+				answer = "stopped"
+			}
+			if err := m.Respond([]byte(answer)); err != nil {
+				p.cfg.Logger.Warn("natsstore: answer a peer", "err", err)
+			}
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("natsstore: peers: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	tick := time.NewTicker(p.cfg.HeartbeatTTL / 3)
+	defer tick.Stop()
+	sweeps := 0
+	for {
+		select {
+		case <-ctx.Done():
+			// A replica that stops cleanly says so at once.
+			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = p.kv.Purge(dctx, p.key(p.cfg.Replica))
+			cancel()
+			return nil
+		case <-tick.C:
+		}
+		if err := p.beat(ctx); err != nil && ctx.Err() == nil {
+			p.cfg.Logger.Warn("natsstore: heartbeat", "err", err)
+		}
+		if sweeps++; sweeps%3 == 0 {
+			if err := p.sweep(ctx, h); err != nil && ctx.Err() == nil {
+				p.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
+			}
+		}
+	}
+}
+
+// beat renews this replica's heartbeat for HeartbeatTTL.
+func (p *Peers) beat(ctx context.Context) error {
+	ctx, cancel, err := call(ctx, p.nc)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	_, err = p.js.Publish(ctx, p.putPrefix+p.key(p.cfg.Replica), []byte(time.Now().UTC().Format(time.RFC3339)),
+		jetstream.WithMsgTTL(p.cfg.HeartbeatTTL))
+	if err != nil {
+		return fmt.Errorf("natsstore: heartbeat of %s: %w", p.cfg.Replica, err)
+	}
+	return nil
+}
+
+// alive reports whether replica's heartbeat is current.
+func (p *Peers) alive(ctx context.Context, replica string) (bool, error) {
+	_, err := p.kv.Get(ctx, p.key(replica))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}
+
+// sweep fails the submitted and working tasks whose last event a replica
+// without a heartbeat wrote.
+func (p *Peers) sweep(ctx context.Context, h PeerHandler) error {
+	if !p.nc.IsConnected() {
+		return ErrUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	dead := map[string]bool{}
+	for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateSubmitted} {
+		q := taskstore.Query{State: state, PageSize: 100}
+		for {
+			page, err := p.cfg.Tasks.List(ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, t := range page.Tasks {
+				writer, err := p.cfg.Log.LastWriter(ctx, t.ID)
+				if err != nil || writer == "" || writer == p.cfg.Replica {
+					continue
+				}
+				gone, seen := dead[writer]
+				if !seen {
+					up, err := p.alive(ctx, writer)
+					if err != nil {
+						return err
+					}
+					gone, dead[writer] = !up, !up
+				}
+				if gone {
+					reason := fmt.Sprintf("the replica running this task (%s) stopped before it finished", writer)
+					if err := h.FailOrphan(ctx, t.ID, reason); err != nil {
+						p.cfg.Logger.Warn("natsstore: fail an orphaned task", "task", t.ID, "err", err)
+					} else {
+						p.cfg.Logger.Info("natsstore: failed an orphaned task", "task", t.ID, "replica", writer)
+					}
+				}
+			}
+			if page.NextPageToken == "" {
+				break
+			}
+			q.PageToken = page.NextPageToken
+		}
+	}
+	return nil
+}
