@@ -101,7 +101,9 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Even
 	l.mu.Lock()
 	head, ok := l.heads[taskID]
 	l.mu.Unlock()
-	if !ok {
+	// A task's first event needs no read: the stream refuses it if the
+	// task has events already (expected last sequence 0).
+	if !ok && seq != 1 {
 		last, err := l.last(ctx, subject)
 		switch {
 		case errors.Is(err, eventlog.ErrNotFound):
