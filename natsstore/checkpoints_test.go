@@ -18,18 +18,6 @@ import (
 	"github.com/a2amesh/a2amesh/natsstore"
 )
 
-// cpConnect opens a connection to e, closed when t ends: a replica of an
-// agent, or a process.
-func cpConnect(t *testing.T, e *natsstore.Embedded, name string) (*nats.Conn, jetstream.JetStream) {
-	t.Helper()
-	nc, js, err := natsstore.Connect(e.URL(), name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc, js
-}
-
 func newCheckPointStore(t *testing.T, js jetstream.JetStream, cfg natsstore.CheckPointStoreConfig) *natsstore.CheckPointStore {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -45,7 +33,7 @@ func TestCheckPointStoreSuite(t *testing.T) {
 	e := embedded(t)
 	var n atomic.Int64
 	checkpointtest.Run(t, func(t *testing.T) adk.CheckPointStore {
-		_, js := cpConnect(t, e, "suite")
+		js := replica(t, e)
 		return newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{
 			Namespace: "agent",
 			Bucket:    natsstore.BucketConfig{Name: fmt.Sprint("CP_SUITE_", n.Add(1))},
@@ -56,7 +44,7 @@ func TestCheckPointStoreSuite(t *testing.T) {
 func TestCheckPointStoreConfig(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	_, js := cpConnect(t, e, "config")
+	js := replica(t, e)
 	if _, err := natsstore.NewCheckPointStore(ctx, js, natsstore.CheckPointStoreConfig{}); err == nil {
 		t.Error("a store without a namespace")
 	}
@@ -80,8 +68,8 @@ func TestCheckPointStoreConfig(t *testing.T) {
 func TestCheckPointStoreReplicas(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	_, jsA := cpConnect(t, e, "a")
-	_, jsB := cpConnect(t, e, "b")
+	jsA := replica(t, e)
+	jsB := replica(t, e)
 	cfg := natsstore.CheckPointStoreConfig{Namespace: "weather"}
 	a, b := newCheckPointStore(t, jsA, cfg), newCheckPointStore(t, jsB, cfg)
 
@@ -124,7 +112,7 @@ func TestCheckPointStoreReplicas(t *testing.T) {
 func TestCheckPointStoreLockKeys(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	_, js := cpConnect(t, e, "keys")
+	js := replica(t, e)
 	s := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "ns"})
 	for _, id := range []string{"lock", "l", "c", "l.x", "lock.x"} {
 		unlock, err := s.Lock(ctx, id)
@@ -150,8 +138,9 @@ func TestCheckPointStoreLockKeys(t *testing.T) {
 func TestCheckPointStoreHolderDies(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	ncA, jsA := cpConnect(t, e, "a")
-	_, jsB := cpConnect(t, e, "b")
+	jsA := replica(t, e)
+	ncA := jsA.Conn()
+	jsB := replica(t, e)
 	const ttl = time.Second
 	cfg := natsstore.CheckPointStoreConfig{Namespace: "weather", LockTTL: ttl}
 	a, b := newCheckPointStore(t, jsA, cfg), newCheckPointStore(t, jsB, cfg)
@@ -202,7 +191,7 @@ func TestCheckPointStoreHolderDies(t *testing.T) {
 		t.Fatal("A locks on a closed connection")
 	}
 	// A's late unlock did not release B's lock.
-	_, jsC := cpConnect(t, e, "c")
+	jsC := replica(t, e)
 	c := newCheckPointStore(t, jsC, cfg)
 	if _, err := c.Lock(ctx, "task-1"); !errors.Is(err, adk.ErrCheckPointBusy) {
 		t.Fatalf("C locks what B holds: %v", err)
@@ -213,8 +202,8 @@ func TestCheckPointStoreHolderDies(t *testing.T) {
 func TestCheckPointStoreLockRenewed(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	_, jsA := cpConnect(t, e, "a")
-	_, jsB := cpConnect(t, e, "b")
+	jsA := replica(t, e)
+	jsB := replica(t, e)
 	const ttl = time.Second
 	cfg := natsstore.CheckPointStoreConfig{Namespace: "weather", LockTTL: ttl}
 	a, b := newCheckPointStore(t, jsA, cfg), newCheckPointStore(t, jsB, cfg)
@@ -239,7 +228,7 @@ func TestCheckPointStoreLockRenewed(t *testing.T) {
 func TestCheckPointStoreNamespaces(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	_, js := cpConnect(t, e, "ns")
+	js := replica(t, e)
 	weather := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather"})
 	travel := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "travel"})
 	odd := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather.c"})
@@ -279,7 +268,7 @@ func TestCheckPointStoreConcurrentOpen(t *testing.T) {
 	var wg sync.WaitGroup
 	stores := make([]*natsstore.CheckPointStore, 8)
 	for i := range stores {
-		_, js := cpConnect(t, e, fmt.Sprint("replica-", i))
+		js := replica(t, e)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -308,7 +297,8 @@ func TestCheckPointStoreConcurrentOpen(t *testing.T) {
 func TestCheckPointStoreLarge(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	nc, js := cpConnect(t, e, "large")
+	js := replica(t, e)
+	nc := js.Conn()
 	s := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather"})
 	limit := int(nc.MaxPayload())
 	big := bytes.Repeat([]byte("x"), limit)

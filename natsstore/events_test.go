@@ -25,6 +25,18 @@ func embedded(t *testing.T) *natsstore.Embedded {
 	return e
 }
 
+// replica opens a connection of its own to e, as a replica of an agent
+// would, closed when the test ends; js.Conn() is the connection.
+func replica(t *testing.T, e *natsstore.Embedded) jetstream.JetStream {
+	t.Helper()
+	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return js
+}
+
 func TestPublishAndWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

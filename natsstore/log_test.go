@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -15,17 +14,6 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/eventlog/logtest"
 	"github.com/a2amesh/a2amesh/natsstore"
 )
-
-// replica opens a connection of its own to e, as a replica would.
-func replica(t *testing.T, e *natsstore.Embedded) (*nats.Conn, jetstream.JetStream) {
-	t.Helper()
-	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc, js
-}
 
 func newLog(t *testing.T, js jetstream.JetStream, ns string) *natsstore.Log {
 	t.Helper()
@@ -42,7 +30,7 @@ func TestLogConformance(t *testing.T) {
 	logtest.Run(t, func(t *testing.T) eventlog.Log {
 		// A namespace per subtest keeps their task "t" apart on one server.
 		n++
-		_, js := replica(t, e)
+		js := replica(t, e)
 		return newLog(t, js, "agent"+string(rune('a'+n)))
 	})
 }
@@ -58,8 +46,8 @@ func TestLogReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := embedded(t)
-	_, jsA := replica(t, e)
-	_, jsB := replica(t, e)
+	jsA := replica(t, e)
+	jsB := replica(t, e)
 	a, b := newLog(t, jsA, "weather"), newLog(t, jsB, "weather")
 	other := newLog(t, jsB, "chat")
 
@@ -134,7 +122,7 @@ func TestNewLogConcurrently(t *testing.T) {
 	e := embedded(t)
 	var wg sync.WaitGroup
 	for range 8 {
-		_, js := replica(t, e)
+		js := replica(t, e)
 		wg.Go(func() {
 			if _, err := natsstore.NewLog(context.Background(), js, natsstore.LogConfig{Namespace: "weather"}); err != nil {
 				t.Error(err)
@@ -148,7 +136,7 @@ func TestNewLogConcurrently(t *testing.T) {
 func TestLogTaskIDs(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	_, js := replica(t, e)
+	js := replica(t, e)
 	l := newLog(t, js, "a.b c")
 	ids := []string{"a.b", "a_b", "a b", "*", ">", "ü", "a/b"}
 	for i, id := range ids {
@@ -194,7 +182,7 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	_, jsB := replica(t, e)
+	jsB := replica(t, e)
 	w, r := newLog(t, js, "weather"), newLog(t, jsB, "weather")
 
 	const before, after = 20, 20

@@ -17,17 +17,6 @@ import (
 	"github.com/a2amesh/a2amesh/natsstore"
 )
 
-// pushConn opens a connection to e that the test closes.
-func pushConn(t *testing.T, e *natsstore.Embedded, name string) jetstream.JetStream {
-	t.Helper()
-	nc, js, err := natsstore.Connect(e.URL(), name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return js
-}
-
 func newPushStore(t *testing.T, js jetstream.JetStream, namespace string) *natsstore.PushStore {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -51,7 +40,7 @@ func pushConfig(taskID, id string) push.Config {
 
 func TestPushStoreConformance(t *testing.T) {
 	pushtest.Run(t, func(t *testing.T) push.ConfigStore {
-		return newPushStore(t, pushConn(t, embedded(t), "push-test"), "agent")
+		return newPushStore(t, replica(t, embedded(t)), "agent")
 	})
 }
 
@@ -59,9 +48,9 @@ func TestPushStoreReplicasShare(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := embedded(t)
-	a := newPushStore(t, pushConn(t, e, "replica-a"), "weather.agent")
-	b := newPushStore(t, pushConn(t, e, "replica-b"), "weather.agent")
-	other := newPushStore(t, pushConn(t, e, "other"), "news-agent")
+	a := newPushStore(t, replica(t, e), "weather.agent")
+	b := newPushStore(t, replica(t, e), "weather.agent")
+	other := newPushStore(t, replica(t, e), "news-agent")
 
 	for _, c := range []struct {
 		s  *natsstore.PushStore
@@ -132,7 +121,7 @@ func TestNewPushStoreConcurrent(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		js := pushConn(t, e, "starter")
+		js := replica(t, e)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -156,7 +145,7 @@ func TestNewPushStoreConcurrent(t *testing.T) {
 func TestPushStoreOddIDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := newPushStore(t, pushConn(t, embedded(t), "odd"), "ägent. */")
+	s := newPushStore(t, replica(t, embedded(t)), "ägent. */")
 	tasks := []string{"t.1", "t 1", "*", ">", "t/1", "ü", "=dA"}
 	ids := []string{"c.1", "c 1", "*", ">", "a/b", "ü", "..", "=YQ"}
 	for _, task := range tasks {
@@ -204,7 +193,7 @@ func TestPushStoreOddIDs(t *testing.T) {
 }
 
 func TestNewPushStoreNeedsNamespace(t *testing.T) {
-	js := pushConn(t, embedded(t), "ns")
+	js := replica(t, embedded(t))
 	if _, err := natsstore.NewPushStore(context.Background(), js, natsstore.PushStoreConfig{}); err == nil {
 		t.Fatal("NewPushStore without a namespace succeeded")
 	}
@@ -220,7 +209,7 @@ func TestPushStoreConcurrentRecreate(t *testing.T) {
 	const n = 8
 	stores := make([]*natsstore.PushStore, n)
 	for i := range stores {
-		stores[i] = newPushStore(t, pushConn(t, e, "replica"), "agent")
+		stores[i] = newPushStore(t, replica(t, e), "agent")
 	}
 	for round := range 5 {
 		for _, id := range []string{"shared", "other"} {
@@ -259,7 +248,7 @@ func TestPushStoreConcurrentRecreate(t *testing.T) {
 func TestPushStoreManyConfigs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s := newPushStore(t, pushConn(t, embedded(t), "many"), "agent")
+	s := newPushStore(t, replica(t, embedded(t)), "agent")
 	const n = 600
 	for i := range n {
 		if err := s.Save(ctx, pushConfig("t1", fmt.Sprintf("c%03d", n-i))); err != nil {

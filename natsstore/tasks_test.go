@@ -17,17 +17,6 @@ import (
 	"github.com/a2amesh/a2amesh/natsstore"
 )
 
-// tasksJS connects to e and closes the connection when the test ends.
-func tasksJS(t *testing.T, e *natsstore.Embedded) jetstream.JetStream {
-	t.Helper()
-	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return js
-}
-
 func newTaskStore(t *testing.T, js jetstream.JetStream, cfg natsstore.TaskStoreConfig) *natsstore.TaskStore {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -59,7 +48,7 @@ func listIDs(t *testing.T, s taskstore.Store) []string {
 
 func TestTaskStoreConformance(t *testing.T) {
 	e := embedded(t)
-	js := tasksJS(t, e)
+	js := replica(t, e)
 	n := 0
 	storetest.Run(t, func(t *testing.T) taskstore.Store {
 		n++
@@ -74,8 +63,8 @@ func TestTaskStoreReplicas(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
 	cfg := natsstore.TaskStoreConfig{Namespace: "weather"}
-	a := newTaskStore(t, tasksJS(t, e), cfg)
-	b := newTaskStore(t, tasksJS(t, e), cfg)
+	a := newTaskStore(t, replica(t, e), cfg)
+	b := newTaskStore(t, replica(t, e), cfg)
 
 	v1, err := a.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1)
 	if err != nil {
@@ -123,7 +112,7 @@ func TestTaskStoreReplicas(t *testing.T) {
 func TestTaskStoreNamespaces(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	js := tasksJS(t, e)
+	js := replica(t, e)
 	// "agent.x" must not fall under "agent"'s keys.
 	a := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent"})
 	b := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent.x"})
@@ -157,7 +146,7 @@ func TestTaskStoreConcurrentCreation(t *testing.T) {
 	const n = 8
 	jss := make([]jetstream.JetStream, n)
 	for i := range jss {
-		jss[i] = tasksJS(t, e)
+		jss[i] = replica(t, e)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -187,7 +176,7 @@ func TestTaskStoreConcurrentCreation(t *testing.T) {
 func TestTaskStoreOddIDs(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	s := newTaskStore(t, tasksJS(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
+	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
 	ids := []string{"a.b c/ü", "*", ">", "a.>", "=x", "x", "YQ", "tab\tnew\nline", "0192f3c4-7d1e-7a00-8000-1234567890ab"}
 	for i, id := range ids {
 		if _, err := s.Create(ctx, testTask(id, "ctx "+id, a2a.TaskStateWorking), uint64(i+1)); err != nil {
@@ -220,7 +209,7 @@ func TestTaskStoreOddIDs(t *testing.T) {
 func TestTaskStoreListMany(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	s := newTaskStore(t, tasksJS(t, e), natsstore.TaskStoreConfig{Namespace: "agent", Bucket: natsstore.BucketConfig{Memory: true}})
+	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "agent", Bucket: natsstore.BucketConfig{Memory: true}})
 	const n = 600
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
@@ -283,7 +272,7 @@ func TestTaskStoreListMany(t *testing.T) {
 func TestTaskStoreTTL(t *testing.T) {
 	ctx := context.Background()
 	e := embedded(t)
-	s := newTaskStore(t, tasksJS(t, e), natsstore.TaskStoreConfig{
+	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{
 		Namespace: "agent",
 		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: time.Second, Memory: true},
 	})
