@@ -261,18 +261,9 @@ func Watch(ctx context.Context, js jetstream.JetStream, since time.Time) iter.Se
 			yield(WatchedEvent{}, fmt.Errorf("natsstore: watch: %w", err))
 			return
 		}
-		msgs, err := cons.Messages()
-		if err != nil {
-			yield(WatchedEvent{}, fmt.Errorf("natsstore: watch: %w", err))
-			return
-		}
-		defer msgs.Stop()
-		stop := context.AfterFunc(ctx, msgs.Stop)
-		defer stop()
-		for {
-			m, err := msgs.Next()
+		for m, err := range messages(ctx, cons) {
 			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				if ctx.Err() != nil {
 					return
 				}
 				if !yield(WatchedEvent{}, fmt.Errorf("natsstore: watch: %w", err)) {
@@ -282,6 +273,35 @@ func Watch(ctx context.Context, js jetstream.JetStream, since time.Time) iter.Se
 			}
 			we, err := decodeWatched(m)
 			if !yield(we, err) {
+				return
+			}
+		}
+	}
+}
+
+// messages yields cons's messages until the consumer stops or ctx ends
+// (then it yields ctx.Err() last). Other delivery errors are yielded and
+// it goes on: an ordered consumer recovers from them itself.
+func messages(ctx context.Context, cons jetstream.Consumer) iter.Seq2[jetstream.Msg, error] {
+	return func(yield func(jetstream.Msg, error) bool) {
+		msgs, err := cons.Messages()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer msgs.Stop()
+		stop := context.AfterFunc(ctx, msgs.Stop)
+		defer stop()
+		for {
+			m, err := msgs.Next()
+			switch {
+			case ctx.Err() != nil:
+				yield(nil, ctx.Err())
+				return
+			case errors.Is(err, jetstream.ErrMsgIteratorClosed):
+				return
+			}
+			if !yield(m, err) {
 				return
 			}
 		}

@@ -237,24 +237,9 @@ func (l *Log) Subscribe(ctx context.Context, taskID string, after uint64) iter.S
 		if done {
 			return
 		}
-		msgs, err := cons.Messages()
-		if err != nil {
-			yield(eventlog.Entry{}, l.subscribeErr(ctx, taskID, err))
-			return
-		}
-		defer msgs.Stop()
-		stop := context.AfterFunc(ctx, msgs.Stop)
-		defer stop()
-		for {
-			m, err := msgs.Next()
+		for m, err := range messages(ctx, cons) {
 			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-					if ctx.Err() != nil {
-						yield(eventlog.Entry{}, ctx.Err())
-					}
-					return
-				}
-				if !yield(eventlog.Entry{}, l.subscribeErr(ctx, taskID, err)) {
+				if !yield(eventlog.Entry{}, l.subscribeErr(ctx, taskID, err)) || ctx.Err() != nil {
 					return
 				}
 				continue
