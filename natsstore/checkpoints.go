@@ -123,6 +123,11 @@ func (s *CheckPointStore) lockKey(id string) string { return s.ns + ".l." + keyT
 // Get returns the checkpoint saved under id; ok is false when there is
 // none.
 func (s *CheckPointStore) Get(ctx context.Context, id string) ([]byte, bool, error) {
+	ctx, cancel, err := call(ctx, s.js.Conn())
+	if err != nil {
+		return nil, false, err
+	}
+	defer cancel()
 	e, err := s.kv.Get(ctx, s.dataKey(id))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, false, nil
@@ -136,6 +141,11 @@ func (s *CheckPointStore) Get(ctx context.Context, id string) ([]byte, bool, err
 // Set saves data under id, replacing any other checkpoint; data may be at
 // most the NATS server's max payload.
 func (s *CheckPointStore) Set(ctx context.Context, id string, data []byte) error {
+	ctx, cancel, err := call(ctx, s.js.Conn())
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	// Checked here too so the error says what to change; the client's own
 	// check only names the limit.
 	if limit := s.js.Conn().MaxPayload(); limit > 0 && int64(len(data)) > limit {
@@ -150,6 +160,11 @@ func (s *CheckPointStore) Set(ctx context.Context, id string, data []byte) error
 // Delete removes the checkpoint saved under id; deleting a missing one is
 // not an error.
 func (s *CheckPointStore) Delete(ctx context.Context, id string) error {
+	ctx, cancel, err := call(ctx, s.js.Conn())
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	// A purge whose marker expires leaves nothing of the key behind, where a
 	// delete would leave its marker for good.
 	if err := s.kv.Purge(ctx, s.dataKey(id), jetstream.PurgeTTL(markerTTL)); err != nil {
@@ -166,6 +181,11 @@ func (s *CheckPointStore) Delete(ctx context.Context, id string) error {
 // unlock waits until the renewal has stopped and releases the claim; it
 // may be called more than once.
 func (s *CheckPointStore) Lock(ctx context.Context, id string) (func(), error) {
+	ctx, cancel, err := call(ctx, s.js.Conn())
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	key := s.lockKey(id)
 	// Each claim writes its own value, so a holder can tell its claim
 	// from a later one of the same key.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -31,6 +32,7 @@ type PushStoreConfig struct {
 // <namespace>.<task>.<config id>; its value is the config as JSON.
 type PushStore struct {
 	kv jetstream.KeyValue
+	nc *nats.Conn
 	// stream is the bucket's stream, and subjects the prefix that makes a
 	// key its subject: List looks there first (see live).
 	stream   jetstream.Stream
@@ -62,7 +64,7 @@ func NewPushStore(ctx context.Context, js jetstream.JetStream, cfg PushStoreConf
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: bucket %s: %w", kv.Bucket(), err)
 	}
-	return &PushStore{kv: kv, stream: stream, subjects: "$KV." + kv.Bucket() + ".", ns: keyToken(cfg.Namespace)}, nil
+	return &PushStore{kv: kv, nc: js.Conn(), stream: stream, subjects: "$KV." + kv.Bucket() + ".", ns: keyToken(cfg.Namespace)}, nil
 }
 
 // pushRecord is a config as stored.
@@ -91,6 +93,11 @@ func (s *PushStore) key(taskID, id string) string {
 // has not changed since it was read (and retries otherwise), so a
 // concurrent save cannot lose the config's place in List order.
 func (s *PushStore) Save(ctx context.Context, c push.Config) error {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	switch {
 	case c.TaskID == "":
 		return fmt.Errorf("natsstore: cannot save a push notification config without a task id")
@@ -144,6 +151,11 @@ func (s *PushStore) Save(ctx context.Context, c push.Config) error {
 
 // Get implements push.ConfigStore.
 func (s *PushStore) Get(ctx context.Context, taskID, id string) (push.Config, error) {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return push.Config{}, err
+	}
+	defer cancel()
 	e, err := s.kv.Get(ctx, s.key(taskID, id))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return push.Config{}, fmt.Errorf("natsstore: push config %s/%s: %w", taskID, id, push.ErrNotFound)
@@ -162,6 +174,11 @@ func (s *PushStore) Get(ctx context.Context, taskID, id string) (push.Config, er
 // pass over the bucket (a watch of the task's keys) rather than a Get per
 // key.
 func (s *PushStore) List(ctx context.Context, taskID string) ([]push.Config, error) {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
 	entries, err := s.live(ctx, taskID, false)
 	if err != nil {
 		return nil, err
@@ -195,6 +212,11 @@ func (s *PushStore) List(ctx context.Context, taskID string) ([]push.Config, err
 
 // Delete implements push.ConfigStore.
 func (s *PushStore) Delete(ctx context.Context, taskID, id string) error {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	// An unconditional purge, even of a missing key, costs one round trip
 	// and is idempotent; its marker expires.
 	if err := s.kv.Purge(ctx, s.key(taskID, id), jetstream.PurgeTTL(pushTombstoneTTL)); err != nil {
@@ -206,6 +228,11 @@ func (s *PushStore) Delete(ctx context.Context, taskID, id string) error {
 // DeleteTask implements push.ConfigStore. A config saved while it runs
 // may survive it.
 func (s *PushStore) DeleteTask(ctx context.Context, taskID string) error {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	entries, err := s.live(ctx, taskID, true)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -34,6 +35,7 @@ type TaskStoreConfig struct {
 // history and artifacts one task can carry.
 type TaskStore struct {
 	kv jetstream.KeyValue
+	nc *nats.Conn
 	// prefix is the namespace's key token and the dot before a task's.
 	prefix string
 }
@@ -59,13 +61,18 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 	if err != nil {
 		return nil, err
 	}
-	return &TaskStore{kv: kv, prefix: keyToken(cfg.Namespace) + "."}, nil
+	return &TaskStore{kv: kv, nc: js.Conn(), prefix: keyToken(cfg.Namespace) + "."}, nil
 }
 
 func (s *TaskStore) key(id string) string { return s.prefix + keyToken(id) }
 
 // Create implements taskstore.Store.
 func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uint64, error) {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
 	value, err := encodeRecord(task, seq)
 	if err != nil {
 		return 0, err
@@ -94,6 +101,11 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uin
 
 // Get implements taskstore.Store. The task is decoded afresh on every call.
 func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error) {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return taskstore.Entry{}, err
+	}
+	defer cancel()
 	e, err := s.kv.Get(ctx, s.key(id))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -110,6 +122,11 @@ func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error)
 
 // Update implements taskstore.Store.
 func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
 	key := s.key(task.ID)
 	// No entry has revision 0, and kv.Update expecting 0 would create a
 	// missing key: skip straight to telling conflict from absence.
@@ -139,6 +156,11 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 
 // Delete implements taskstore.Store.
 func (s *TaskStore) Delete(ctx context.Context, id string) error {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	// Purge, not Delete: nothing reads a task's old revisions, so the
 	// bucket need not keep them.
 	if err := s.kv.Purge(ctx, s.key(id), jetstream.PurgeTTL(deleteMarkerTTL)); err != nil {
@@ -152,6 +174,11 @@ func (s *TaskStore) Delete(ctx context.Context, id string) error {
 // small the page), then filters, sorts and pages them as taskstore.Memory
 // does.
 func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page, error) {
+	ctx, cancel, err := call(ctx, s.nc)
+	if err != nil {
+		return taskstore.Page{}, err
+	}
+	defer cancel()
 	var after *taskstore.Cursor
 	if q.PageToken != "" {
 		c, err := taskstore.ParseToken(q.PageToken)
