@@ -188,6 +188,17 @@ func (l *Log) LastWriter(ctx context.Context, taskID string) (string, error) {
 	return last.writer, err
 }
 
+// Last implements eventlog.Log: one read of the task's last message.
+func (l *Log) Last(ctx context.Context, taskID string) (uint64, error) {
+	ctx, cancel, err := call(ctx, l.nc)
+	defer cancel()
+	if err != nil {
+		return 0, fmt.Errorf("natsstore: last event of task %s: %w", taskID, err)
+	}
+	last, err := l.last(ctx, l.subject(taskID))
+	return last.Seq, err
+}
+
 // logEntry is an entry with its place in the stream.
 type logEntry struct {
 	eventlog.Entry

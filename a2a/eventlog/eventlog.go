@@ -44,6 +44,10 @@ type Log interface {
 	// after the sealing event, when ctx is done (yielding ctx.Err()), or
 	// when the consumer stops; a task with no log yields ErrNotFound.
 	Subscribe(ctx context.Context, taskID string, after uint64) iter.Seq2[Entry, error]
+	// Last returns the number of the task's last event; a task with no
+	// log fails with ErrNotFound. It lets a reader of a task snapshot,
+	// which is written after its event, tell whether the log is ahead.
+	Last(ctx context.Context, taskID string) (uint64, error)
 	// Delete drops the task's log; deleting a missing log is not an error.
 	Delete(ctx context.Context, taskID string) error
 }

@@ -118,6 +118,17 @@ func (m *Memory) Subscribe(ctx context.Context, taskID string, after uint64) ite
 	}
 }
 
+// Last implements Log.
+func (m *Memory) Last(_ context.Context, taskID string) (uint64, error) {
+	l := m.get(taskID)
+	if l == nil {
+		return 0, fmt.Errorf("%w: %s", ErrNotFound, taskID)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return uint64(len(l.entries)), nil
+}
+
 // Delete implements Log.
 func (m *Memory) Delete(_ context.Context, taskID string) error {
 	m.mu.Lock()

@@ -93,7 +93,7 @@ func (h *Handler) stopRun(ctx context.Context, s *slot, r *run) (forced bool, er
 	case <-timer.C:
 	}
 	h.log.Warn("a2a: agent did not stop after cancellation; marking the task canceled", "task", r.req.TaskID, "waited", h.cancelTimeout)
-	e, err := h.tasks.Get(ctx, r.req.TaskID)
+	e, err := h.load(ctx, r.req.TaskID)
 	if err != nil {
 		return false, fmt.Errorf("cancel task %s: %w", r.req.TaskID, err)
 	}

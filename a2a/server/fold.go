@@ -10,37 +10,70 @@ import (
 // fold applies an agent event to the task snapshot cur and returns the new
 // snapshot and the event as it is logged (ids, timestamps and message
 // fields filled in). cur is never modified: snapshots are shared with
-// readers, so fold copies what it changes. Slices are extended in place
-// only past the end cur sees, which no reader of cur touches; that is safe
-// because fold always extends the latest snapshot of a task.
+// readers, so fold copies what it changes (see apply).
 func fold(cur *a2a.Task, ev a2a.Event) (*a2a.Task, a2a.Event, error) {
+	if err := normalize(cur, ev); err != nil {
+		return nil, nil, err
+	}
+	next, err := apply(cur, ev)
+	return next, ev, err
+}
+
+// normalize checks that ev may follow cur and fills in what the agent left
+// out: the task's ids, timestamps and message fields.
+func normalize(cur *a2a.Task, ev a2a.Event) error {
 	switch e := ev.(type) {
 	case *a2a.Task:
 		if err := checkIDs(cur, e.ID, e.ContextID); err != nil {
-			return nil, nil, err
+			return err
 		}
 		e.ID, e.ContextID = cur.ID, cur.ContextID
 		if err := a2a.CheckTransition(cur.Status.State, e.Status.State); err != nil {
-			return nil, nil, err
+			return err
 		}
 		fillStatus(&e.Status, cur.ID, cur.ContextID)
 		for i := range e.History {
 			fillMessage(&e.History[i], cur.ID, cur.ContextID, "")
 		}
-		if err := checkArtifacts(e.Artifacts); err != nil {
-			return nil, nil, err
-		}
-		return e, e, nil
+		return checkArtifacts(e.Artifacts)
 
 	case *a2a.TaskStatusUpdateEvent:
 		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
-			return nil, nil, err
+			return err
 		}
 		e.TaskID, e.ContextID = cur.ID, cur.ContextID
 		if err := a2a.CheckTransition(cur.Status.State, e.Status.State); err != nil {
-			return nil, nil, err
+			return err
 		}
 		fillStatus(&e.Status, cur.ID, cur.ContextID)
+		return nil
+
+	case *a2a.TaskArtifactUpdateEvent:
+		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
+			return err
+		}
+		e.TaskID, e.ContextID = cur.ID, cur.ContextID
+		if cur.Status.State.Terminal() {
+			return fmt.Errorf("artifact update for a task that is already %s", cur.Status.State)
+		}
+		return checkArtifacts([]a2a.Artifact{e.Artifact})
+
+	case *a2a.Message:
+		return fmt.Errorf("a message event is only valid as the whole reply to a new task; report progress with status updates")
+	}
+	return fmt.Errorf("unknown event type %T", ev)
+}
+
+// apply returns the snapshot that follows cur after ev, an event normalize
+// accepted, reading ev and writing neither. Slices are extended in place
+// only past the end cur sees, which no reader of cur touches; that is safe
+// when cur is the latest snapshot of its task, or a private copy.
+func apply(cur *a2a.Task, ev a2a.Event) (*a2a.Task, error) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		return e, nil
+
+	case *a2a.TaskStatusUpdateEvent:
 		next := *cur
 		if old := cur.Status.Message; old != nil {
 			// A superseded status message becomes history, so the
@@ -48,19 +81,9 @@ func fold(cur *a2a.Task, ev a2a.Event) (*a2a.Task, a2a.Event, error) {
 			next.History = append(cur.History, *old)
 		}
 		next.Status = e.Status
-		return &next, e, nil
+		return &next, nil
 
 	case *a2a.TaskArtifactUpdateEvent:
-		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
-			return nil, nil, err
-		}
-		e.TaskID, e.ContextID = cur.ID, cur.ContextID
-		if cur.Status.State.Terminal() {
-			return nil, nil, fmt.Errorf("artifact update for a task that is already %s", cur.Status.State)
-		}
-		if err := checkArtifacts([]a2a.Artifact{e.Artifact}); err != nil {
-			return nil, nil, err
-		}
 		next := *cur
 		i := slices.IndexFunc(cur.Artifacts, func(a a2a.Artifact) bool { return a.ArtifactID == e.Artifact.ArtifactID })
 		switch {
@@ -83,12 +106,9 @@ func fold(cur *a2a.Task, ev a2a.Event) (*a2a.Task, a2a.Event, error) {
 			next.Artifacts = slices.Clone(cur.Artifacts)
 			next.Artifacts[i] = e.Artifact
 		}
-		return &next, e, nil
-
-	case *a2a.Message:
-		return nil, nil, fmt.Errorf("a message event is only valid as the whole reply to a new task; report progress with status updates")
+		return &next, nil
 	}
-	return nil, nil, fmt.Errorf("unknown event type %T", ev)
+	return nil, fmt.Errorf("%T is not an event of a task", ev)
 }
 
 func checkIDs(cur *a2a.Task, taskID, contextID string) error {

@@ -226,7 +226,7 @@ func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, erro
 	if id == "" {
 		return taskstore.Entry{}, a2a.Errorf(a2a.CodeInvalidParams, "id is required: name the task")
 	}
-	e, err := h.tasks.Get(ctx, id)
+	e, err := h.load(ctx, id)
 	if errors.Is(err, taskstore.ErrNotFound) {
 		return e, a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (it may never have existed or may have expired)", id)
 	}

@@ -52,11 +52,23 @@ func (h *Handler) FailOrphan(ctx context.Context, taskID, reason string) error {
 	if busy {
 		return nil
 	}
-	e, err := h.tasks.Get(ctx, taskID)
+	stored, err := h.tasks.Get(ctx, taskID)
+	if err != nil {
+		return fmt.Errorf("fail orphaned task %s: %w", taskID, err)
+	}
+	e, err := h.catchUp(ctx, stored)
 	if err != nil {
 		return fmt.Errorf("fail orphaned task %s: %w", taskID, err)
 	}
 	if st := e.Task.Status.State; st != a2a.TaskStateSubmitted && st != a2a.TaskStateWorking {
+		if e.Seq > stored.Seq {
+			// The replica died between logging the task's last event and
+			// storing its snapshot: store the snapshot, or every sweep
+			// would find the task running.
+			if _, err := h.restore(ctx, taskID, e.Seq); err != nil {
+				return fmt.Errorf("repair the snapshot of task %s: %w", taskID, err)
+			}
+		}
 		return nil
 	}
 	ev := a2a.NewStatusUpdate(taskID, e.Task.ContextID, a2a.TaskStateFailed, a2a.NewTextMessage(a2a.RoleAgent, reason))

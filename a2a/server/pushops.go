@@ -175,7 +175,7 @@ func (h *Handler) notify(ctx context.Context, taskID string, ev a2a.Event) {
 	for _, c := range cfgs {
 		if c.ProtocolVersion == a2a.Version03 && snapshot == nil {
 			// 0.3 webhooks receive the whole task.
-			if e, err := h.tasks.Get(ctx, taskID); err == nil {
+			if e, err := h.load(ctx, taskID); err == nil {
 				snapshot = e.Task
 			} else {
 				snapshot = &a2a.Task{ID: taskID}

@@ -216,7 +216,7 @@ func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entr
 		err = h.events.Append(ctx, cur.Task.ID, seq, logged)
 		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 {
 			// Someone else wrote the task: start again from its state.
-			fresh, gerr := h.tasks.Get(ctx, cur.Task.ID)
+			fresh, gerr := h.load(ctx, cur.Task.ID)
 			if gerr != nil {
 				return fmt.Errorf("reload task %s: %w", cur.Task.ID, gerr)
 			}
@@ -226,13 +226,18 @@ func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entr
 		if err != nil {
 			return fmt.Errorf("log event %d of task %s: %w", seq, cur.Task.ID, err)
 		}
-		ver, err := h.tasks.Update(ctx, next, seq, cur.Version)
+		stored := taskstore.Entry{Task: next, Seq: seq}
+		stored.Version, err = h.tasks.Update(ctx, next, seq, cur.Version)
+		if errors.Is(err, taskstore.ErrConflict) {
+			stored, err = h.restore(ctx, cur.Task.ID, seq)
+		}
 		if err != nil {
 			return fmt.Errorf("store task %s at event %d: %w", cur.Task.ID, seq, err)
 		}
 		wasTerminal := cur.Task.Status.State.Terminal()
-		*cur = taskstore.Entry{Task: next, Seq: seq, Version: ver}
-		s.lastSeq = seq
+		*cur = stored
+		s.lastSeq = stored.Seq
+		next = stored.Task
 		if !wasTerminal && next.Status.State.Terminal() {
 			h.noteEnded(next.ID)
 		}
@@ -305,7 +310,7 @@ func (r *run) finish(outcome error) {
 			h.log.Error("a2a: recording the end of a run failed", "task", r.req.TaskID, "err", err)
 		}
 	}
-	if e, err := h.tasks.Get(context.WithoutCancel(r.ctx), r.req.TaskID); err == nil {
+	if e, err := h.load(context.WithoutCancel(r.ctx), r.req.TaskID); err == nil {
 		r.s.mu.Lock() // a cancellation may be reading r.cur
 		r.cur = e
 		r.s.mu.Unlock()

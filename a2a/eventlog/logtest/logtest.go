@@ -70,6 +70,9 @@ func testAppendOrder(t *testing.T, l eventlog.Log) {
 		}
 	}
 	mustAppend(t, l, "t", 3, working("t", 3))
+	if n, err := l.Last(ctx, "t"); n != 3 || err != nil {
+		t.Fatalf("Last = %d, %v, want 3", n, err)
+	}
 }
 
 func testReplayAfter(t *testing.T, l eventlog.Log) {
@@ -147,15 +150,22 @@ func testCancel(t *testing.T, l eventlog.Log) {
 }
 
 func testNotFound(t *testing.T, l eventlog.Log) {
-	if _, err := collect(t, l, context.Background(), "nope", 0, 1); !errors.Is(err, eventlog.ErrNotFound) {
+	ctx := context.Background()
+	if _, err := collect(t, l, ctx, "nope", 0, 1); !errors.Is(err, eventlog.ErrNotFound) {
 		t.Fatalf("Subscribe(missing) = %v, want ErrNotFound", err)
 	}
+	if n, err := l.Last(ctx, "nope"); !errors.Is(err, eventlog.ErrNotFound) {
+		t.Fatalf("Last(missing) = %d, %v, want ErrNotFound", n, err)
+	}
 	mustAppend(t, l, "t", 1, completed("t"))
-	if err := l.Delete(context.Background(), "t"); err != nil {
+	if err := l.Delete(ctx, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := collect(t, l, context.Background(), "t", 0, 1); !errors.Is(err, eventlog.ErrNotFound) {
+	if _, err := collect(t, l, ctx, "t", 0, 1); !errors.Is(err, eventlog.ErrNotFound) {
 		t.Fatalf("Subscribe after Delete = %v, want ErrNotFound", err)
+	}
+	if n, err := l.Last(ctx, "t"); !errors.Is(err, eventlog.ErrNotFound) {
+		t.Fatalf("Last after Delete = %d, %v, want ErrNotFound", n, err)
 	}
 	if err := l.Delete(context.Background(), "t"); err != nil {
 		t.Fatal(err)
