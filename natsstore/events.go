@@ -5,6 +5,7 @@
 package natsstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,10 +38,17 @@ const (
 	HeaderSeq     = "A2A-Seq"
 )
 
-// EventsConfig configures the events stream.
+// EventsConfig configures the events stream. The stream is shared by every
+// agent of the mesh and each process applies its configuration when it
+// starts, so every process should be given the same one.
 type EventsConfig struct {
 	// MaxAge drops events older than it; 0 means 24 hours.
 	MaxAge time.Duration
+	// MaxPerTask is the most events kept for one task; once a task has
+	// more, its oldest are dropped, and a subscriber asking for a dropped
+	// event gets an error instead. 0 means no limit. A task's snapshot
+	// (TaskStore) keeps its whole state regardless.
+	MaxPerTask int64
 	// Replicas is the stream's replica count in a cluster; 0 means 1.
 	Replicas int
 }
@@ -48,6 +56,9 @@ type EventsConfig struct {
 // EnsureEventsStream creates the events stream, or updates it to cfg. It is
 // safe to call from every process at once.
 func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsConfig) error {
+	if cfg.MaxAge < 0 || cfg.MaxPerTask < 0 {
+		return fmt.Errorf("natsstore: events stream: negative limit (max age %v, max per task %d)", cfg.MaxAge, cfg.MaxPerTask)
+	}
 	if cfg.MaxAge == 0 {
 		cfg.MaxAge = 24 * time.Hour
 	}
@@ -60,8 +71,10 @@ func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsC
 		Subjects:    []string{EventsSubjectPrefix + ">"},
 		Storage:     jetstream.FileStorage,
 		MaxAge:      cfg.MaxAge,
-		Replicas:    cfg.Replicas,
-		Duplicates:  2 * time.Minute,
+		// -1 is JetStream's "no limit".
+		MaxMsgsPerSubject: cmp.Or(cfg.MaxPerTask, -1),
+		Replicas:          cfg.Replicas,
+		Duplicates:        2 * time.Minute,
 		// The default persist mode: the server writes each event to its
 		// file before it acknowledges it, so an event a Log accepted
 		// survives the NATS server being killed. (Asynchronous persistence

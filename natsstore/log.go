@@ -260,9 +260,14 @@ func (l *Log) Subscribe(ctx context.Context, taskID string, after uint64) iter.S
 				yield(eventlog.Entry{}, fmt.Errorf("natsstore: task %s: %w", taskID, err))
 				return
 			}
-			if e.Seq <= after {
+			switch {
+			case e.Seq <= after:
 				continue
+			case e.Seq > after+1:
+				yield(eventlog.Entry{}, fmt.Errorf("natsstore: task %s: events %d to %d are no longer kept (the events stream's age or per-task limit)", taskID, after+1, e.Seq-1))
+				return
 			}
+			after = e.Seq
 			if !yield(e, nil) || eventlog.Seals(e.Event) {
 				return
 			}

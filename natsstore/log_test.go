@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,5 +258,51 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 		if s != uint64(i+1) {
 			t.Fatalf("subscriber got %v", seqs)
 		}
+	}
+}
+
+// With a per-task limit the stream keeps a task's newest events: a
+// subscriber from a kept event gets the rest, one from a dropped event an
+// error that says so, never a silent gap.
+func TestLogPerTaskLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js := replica(t, embedded(t))
+	l, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: "weather", Events: natsstore.EventsConfig{MaxPerTask: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 8; seq++ {
+		ev := status("t", a2a.TaskStateWorking)
+		if seq == 8 {
+			ev = status("t", a2a.TaskStateCompleted)
+		}
+		if err := l.Append(ctx, "t", seq, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := l.Last(ctx, "t"); n != 8 || err != nil {
+		t.Fatalf("Last = %d, %v", n, err)
+	}
+	var seqs []uint64
+	for e, err := range l.Subscribe(ctx, "t", 3) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	if !equal(seqs, []uint64{4, 5, 6, 7, 8}) {
+		t.Fatalf("from 3: %v", seqs)
+	}
+	for e, err := range l.Subscribe(ctx, "t", 1) {
+		if err == nil {
+			t.Fatalf("from 1: got event %d, want an error (events 2 and 3 are dropped)", e.Seq)
+		}
+		if !strings.Contains(err.Error(), "events 2 to 3 are no longer kept") {
+			t.Fatalf("from 1: %v", err)
+		}
+	}
+	if _, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: "weather", Events: natsstore.EventsConfig{MaxPerTask: -1}}); err == nil {
+		t.Fatal("a negative limit was accepted")
 	}
 }

@@ -30,6 +30,7 @@ func up(ctx context.Context, args []string) error {
 	natsURL := f.StringEnv("nats", "NATS_URL", "", "NATS server to use (empty: run one in-process)")
 	natsPort := f.Int("nats-port", 4222, "port of the in-process NATS server")
 	logLevel := f.String("log-level", "warn", "log level of the services: debug, info, warn or error")
+	state := f.String("state", "memory", "where the services keep their tasks: memory (each process) or nats (JetStream, durable)")
 	topology := f.String("topology", "", "mesh topology for the gateway (empty: deploy/topology.yaml)")
 	if err := f.Parse(args); err != nil {
 		return err
@@ -58,7 +59,7 @@ func up(ctx context.Context, args []string) error {
 
 	m := &mesh{exited: make(chan string, 16)}
 	defer m.stop()
-	common := []string{"--nats", url, "--data-dir", dir, "--log-level", *logLevel}
+	common := []string{"--nats", url, "--data-dir", dir, "--log-level", *logLevel, "--state", *state}
 	fmt.Printf("a2amesh: NATS at %s, data in %s\n", url, dir)
 	for _, def := range catalog.All() {
 		if err := m.start(ctx, def.Name, exe, append([]string{"serve", def.Name}, common...)); err != nil {

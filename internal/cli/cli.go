@@ -60,6 +60,17 @@ func (f *Flags) StringEnv(name, env, def, usage string) *string {
 // Duration defines a duration flag.
 func (f *Flags) Duration(name string, def time.Duration, usage string) *time.Duration {
 	key, v, ok := f.env(name)
+	return f.duration(name, key, v, ok, def, usage)
+}
+
+// DurationEnv defines a duration flag whose variable is env, for settings
+// every command shares under one name.
+func (f *Flags) DurationEnv(name, env string, def time.Duration, usage string) *time.Duration {
+	v, ok := os.LookupEnv(env)
+	return f.duration(name, env, v, ok, def, usage)
+}
+
+func (f *Flags) duration(name, key, v string, ok bool, def time.Duration, usage string) *time.Duration {
 	if ok {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -74,6 +85,17 @@ func (f *Flags) Duration(name string, def time.Duration, usage string) *time.Dur
 // Int defines an int flag.
 func (f *Flags) Int(name string, def int, usage string) *int {
 	key, v, ok := f.env(name)
+	return f.int(name, key, v, ok, def, usage)
+}
+
+// IntEnv defines an int flag whose variable is env, for settings every
+// command shares under one name.
+func (f *Flags) IntEnv(name, env string, def int, usage string) *int {
+	v, ok := os.LookupEnv(env)
+	return f.int(name, env, v, ok, def, usage)
+}
+
+func (f *Flags) int(name, key, v string, ok bool, def int, usage string) *int {
 	if ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -76,6 +76,14 @@ type Common struct {
 	Addr, PublicURL, NATS, State, DataDir, LogLevel, DebugAddr *string
 	Retention, Wait, Heartbeat                                 *time.Duration
 	OpenAIBaseURL, OpenAIModel, OpenAIKey                      *string
+	// Retention on NATS.
+	EventsMaxAge, TasksMaxAge *time.Duration
+	EventsPerTask             *int
+}
+
+// events is the events stream's configuration the flags give.
+func (c *Common) events() natsstore.EventsConfig {
+	return natsstore.EventsConfig{MaxAge: *c.EventsMaxAge, MaxPerTask: int64(*c.EventsPerTask)}
 }
 
 // CommonFlags defines the shared flags on f.
@@ -93,6 +101,12 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 		Wait:      f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
 		Heartbeat: f.Duration("heartbeat", 10*time.Second,
 			"with --state nats: how long a replica may miss its heartbeat before its peers fail its running tasks (they do within about twice this)"),
+		EventsMaxAge: f.DurationEnv("events-max-age", "A2AMESH_EVENTS_MAX_AGE", 24*time.Hour,
+			"how long the NATS events stream keeps task events; the stream is the mesh's, so give every process the same value"),
+		EventsPerTask: f.IntEnv("events-per-task", "A2AMESH_EVENTS_PER_TASK", 0,
+			"most events the NATS events stream keeps per task, the oldest dropped first (0: no limit); same for every process"),
+		TasksMaxAge: f.DurationEnv("tasks-max-age", "A2AMESH_TASKS_MAX_AGE", 0,
+			"with --state nats: drop a task that has not changed for this long, such as one whose replica died before deleting it (0: keep until deleted); same for every process"),
 		OpenAIBaseURL: f.StringEnv("openai-base-url", "OPENAI_BASE_URL", "", "OpenAI-compatible endpoint (empty, with no key: the offline model)"),
 		OpenAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
 		OpenAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
@@ -268,7 +282,7 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 		if err != nil {
 			return nil, err
 		}
-		if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
+		if err := natsstore.EnsureEventsStream(ctx, js, common.events()); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -283,7 +297,7 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 		if err != nil {
 			return nil, err
 		}
-		if err := st.openNATS(ctx, js, agent, *common.Heartbeat, log); err != nil {
+		if err := st.openNATS(ctx, js, agent, common, log); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -293,22 +307,22 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 	return nil, fmt.Errorf("--state %q: memory or nats", *common.State)
 }
 
-func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string, heartbeat time.Duration, log *slog.Logger) error {
+func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string, common *Common, log *slog.Logger) error {
 	// A replica's name is new each time it starts, so that its peers tell
 	// the tasks of a replica that died from those of its successor.
 	host, _ := os.Hostname()
 	replica := host + "-" + a2a.NewID()[24:]
-	l, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: agent, Replica: replica})
+	l, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: agent, Replica: replica, Events: common.events()})
 	if err != nil {
 		return err
 	}
-	tasks, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: agent})
+	tasks, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: agent, Bucket: natsstore.BucketConfig{TTL: *common.TasksMaxAge}})
 	if err != nil {
 		return err
 	}
 	st.events, st.tasks = l, tasks
 	st.peers, err = natsstore.NewPeers(ctx, js, natsstore.PeersConfig{Namespace: agent, Replica: replica, Log: l, Tasks: tasks,
-		HeartbeatTTL: heartbeat, Logger: log})
+		HeartbeatTTL: *common.Heartbeat, Logger: log})
 	if err != nil {
 		return err
 	}
