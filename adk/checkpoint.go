@@ -44,6 +44,11 @@ var (
 	// ErrBadCheckPoint: the checkpoint cannot be read or does not fit the
 	// agent tree resuming it.
 	ErrBadCheckPoint = errors.New("adk: bad checkpoint")
+	// ErrCheckPointUnavailable: a store kept elsewhere cannot be reached
+	// at the moment, and the same call may succeed later. A Runner saving
+	// or deleting the checkpoint of a run that ended waits for the store
+	// (up to CheckPointOutage) rather than lose the run's outcome.
+	ErrCheckPointUnavailable = errors.New("adk: the checkpoint store cannot be reached")
 )
 
 // CheckPointVersion is the version of the checkpoint format this package

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/internal/outage"
 )
 
 // RunnerConfig configures a Runner.
@@ -144,6 +146,19 @@ func (r *Runner) lock(ctx context.Context, id string) (func(), error) {
 	return r.locks.lock(id)
 }
 
+// CheckPointOutage is how long a Runner retries saving or deleting the
+// checkpoint of a run that ended while the store fails with
+// ErrCheckPointUnavailable (or does not answer in time).
+const CheckPointOutage = time.Minute
+
+// outlast retries a checkpoint write through an outage of its store; both
+// writes are safe to repeat.
+func outlast(op func() error) error {
+	return outage.Outlast(context.Background(), CheckPointOutage, func(err error) bool {
+		return errors.Is(err, ErrCheckPointUnavailable) || errors.Is(err, context.DeadlineExceeded)
+	}, nil, op)
+}
+
 // keep runs run and keeps its checkpoint: saved when it interrupts (before
 // its interrupt events are delivered, so a caller that reacts to them can
 // resume at once), deleted when it finishes.
@@ -163,12 +178,12 @@ func (r *Runner) keep(ctx context.Context, id string, s *session, emit emitFunc,
 		// still be kept or dropped.
 		sctx := context.WithoutCancel(ctx)
 		if f == nil {
-			if err := r.store.Delete(sctx, id); err != nil {
+			if err := outlast(func() error { return r.store.Delete(sctx, id) }); err != nil {
 				emit(&AgentEvent{AgentName: r.agent.name, Err: fmt.Errorf("adk: delete checkpoint %s: %w", id, err)})
 			}
 		} else if data, err := encodeCheckpoint(s, f, points, r.types); err != nil {
 			emit(&AgentEvent{AgentName: r.agent.name, Err: fmt.Errorf("adk: checkpoint %s: %w", id, err)})
-		} else if err := r.store.Set(sctx, id, data); err != nil {
+		} else if err := outlast(func() error { return r.store.Set(sctx, id, data) }); err != nil {
 			emit(&AgentEvent{AgentName: r.agent.name, Err: fmt.Errorf("adk: save checkpoint %s: %w", id, err)})
 		}
 	}

@@ -171,17 +171,37 @@ type mesh struct {
 	t    *testing.T
 	nats string
 	dir  string
+	// e is the NATS server, nil while stopped.
+	e    *natsstore.Embedded
+	port int
 }
 
 func newMesh(t *testing.T) *mesh {
 	t.Helper()
-	dir := t.TempDir()
-	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: filepath.Join(dir, "nats"), Port: -1})
+	m := &mesh{t: t, dir: t.TempDir(), port: -1}
+	m.startNATS()
+	m.nats = m.e.URL()
+	m.port = m.e.Port()
+	t.Cleanup(m.stopNATS)
+	return m
+}
+
+// startNATS starts the mesh's NATS server, on the port and data it had
+// before it was stopped.
+func (m *mesh) startNATS() {
+	m.t.Helper()
+	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: filepath.Join(m.dir, "nats"), Port: m.port})
 	if err != nil {
-		t.Fatal(err)
+		m.t.Fatal(err)
 	}
-	t.Cleanup(e.Close)
-	return &mesh{t: t, nats: e.URL(), dir: dir}
+	m.e = e
+}
+
+func (m *mesh) stopNATS() {
+	if m.e != nil {
+		m.e.Close()
+		m.e = nil
+	}
 }
 
 func (m *mesh) args(addr string, extra ...string) []string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/natsstore"
 )
 
 // gatedWeather is a weather endpoint that answers once open is closed;
@@ -229,5 +230,171 @@ func TestReplicaKilledMidTask(t *testing.T) {
 			t.Fatal("the task is still WORKING 20 s after its replica was killed")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A task interrupted on replica A (INPUT_REQUIRED) is resumed by a
+// follow-up message on replica B from the checkpoint A left on NATS, even
+// with A gone (SIGKILL): nothing of the run lives in A's process.
+func TestInterruptResumedOnAnotherReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := newMesh(t)
+	procA, a := m.service("writer", "--state", "nats")
+	_, b := m.service("writer", "--state", "nats")
+	ca, cb := newClient(t, a), newClient(t, b)
+
+	first, err := ca.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "Ask me who the report is for, then write it")})
+	if err != nil {
+		t.Fatalf("send on A: %v", err)
+	}
+	task, ok := first.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("A answered %+v, want an INPUT_REQUIRED task", first)
+	}
+	procA.stop(true)
+
+	reply := a2a.NewTextMessage(a2a.RoleUser, "the board")
+	reply.TaskID, reply.ContextID = task.ID, task.ContextID
+	second, err := cb.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
+	if err != nil {
+		t.Fatalf("follow-up on B: %v", err)
+	}
+	done, ok := second.(*a2a.Task)
+	if !ok || done.Status.State != a2a.TaskStateCompleted || done.ID != task.ID {
+		t.Fatalf("B answered %+v, want task %s completed", second, task.ID)
+	}
+	var text strings.Builder
+	for _, art := range done.Artifacts {
+		for _, p := range art.Parts {
+			text.WriteString(p.Text)
+		}
+	}
+	if done.Status.Message != nil {
+		text.WriteString(done.Status.Message.Text())
+	}
+	if !strings.Contains(text.String(), "the person answered: the board") {
+		t.Fatalf("B's run did not resume A's: %q", text.String())
+	}
+	got, err := cb.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("GetTask on B: %v, %+v", err, got)
+	}
+}
+
+// The NATS server restarted while a replica runs a task and a client
+// follows it: while NATS is down, requests fail at once saying so; the run
+// waits for NATS and finishes; the client's stream gets every event once,
+// in order; and the other replica, whose view of every heartbeat expired
+// during the outage, does not fail the task.
+func TestNATSRestartMidTask(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	m := newMesh(t)
+	endpoint, asked, open := gatedWeather(t)
+	_, a := m.service("weather", "--state", "nats", "--weather-endpoint", endpoint, "--heartbeat", "1s")
+	_, b := m.service("weather", "--state", "nats", "--weather-endpoint", endpoint, "--heartbeat", "1s")
+	ca, cb := newClient(t, a), newClient(t, b)
+
+	type result struct {
+		ids   []int
+		final a2a.TaskState
+		why   string
+		err   error
+	}
+	taskIDs, done := make(chan string, 1), make(chan result, 1)
+	go func() {
+		var r result
+		for ev, err := range ca.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "What's the weather in Oslo?")}) {
+			if err != nil {
+				r.err = err
+				break
+			}
+			if len(r.ids) == 0 {
+				id, _ := ev.Event.TaskIDs()
+				taskIDs <- id
+			}
+			n, _ := strconv.Atoi(ev.ID)
+			r.ids = append(r.ids, n)
+			if s, ok := a2a.StateOf(ev.Event); ok {
+				r.final = s
+				if u, ok := ev.Event.(*a2a.TaskStatusUpdateEvent); ok && u.Status.Message != nil {
+					r.why = u.Status.Message.Text()
+				}
+			}
+		}
+		done <- r
+	}()
+	var id string
+	select {
+	case id = <-taskIDs:
+	case <-ctx.Done():
+		t.Fatal("no task on A")
+	}
+	select {
+	case <-asked:
+	case <-ctx.Done():
+		t.Fatal("A's tool was not called")
+	}
+
+	m.stopNATS()
+	// Twice the heartbeat: every heartbeat expires.
+	downFor := time.After(2500 * time.Millisecond)
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"GetTask on B", func() error { _, err := cb.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); return err }},
+		{"SendMessage on B", func() error {
+			_, err := cb.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "What's the weather in Rome?")})
+			return err
+		}},
+	} {
+		// Until B's connection notices, a call may still go out and wait
+		// for its answer (natsstore.CallTimeout).
+		for attempt := 1; ; attempt++ {
+			start := time.Now()
+			err := c.call()
+			if err == nil {
+				t.Fatalf("%s succeeded with NATS down", c.name)
+			}
+			if !strings.Contains(err.Error(), "task storage cannot be reached at the moment") {
+				t.Fatalf("%s with NATS down: %v", c.name, err)
+			}
+			if took := time.Since(start); took < natsstore.CallTimeout || attempt == 3 {
+				t.Logf("%s with NATS down failed in %v: %v", c.name, took.Round(time.Microsecond), err)
+				break
+			}
+		}
+	}
+	<-downFor
+	m.startNATS()
+	// The task stays WORKING through more than one of B's sweeps after
+	// the restart.
+	time.Sleep(1500 * time.Millisecond)
+	close(open)
+
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("A's stream did not end")
+	}
+	if r.err != nil || r.final != a2a.TaskStateCompleted {
+		t.Fatalf("A's stream ended %s (%q), %v; events %v", r.final, r.why, r.err, r.ids)
+	}
+	for i, n := range r.ids {
+		if n != i+1 {
+			t.Fatalf("A's stream gave events %v", r.ids)
+		}
+	}
+	t.Logf("A's stream: events %v", r.ids)
+	// B's sweep ran during and after the outage; give it two more rounds.
+	time.Sleep(2 * time.Second)
+	for name, c := range map[string]*client.Client{"A": ca, "B": cb} {
+		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		if err != nil || task.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("GetTask on %s: %v, %+v", name, err, task)
+		}
 	}
 }

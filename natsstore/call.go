@@ -7,12 +7,28 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/adk"
 )
 
 // ErrUnavailable means the NATS server cannot be reached at the moment, so
-// the call was not made; the connection keeps reconnecting and a later
-// call may succeed. Test with errors.Is.
-var ErrUnavailable = errors.New("natsstore: the NATS server is unavailable")
+// the call was not made, or it was and no answer came within CallTimeout;
+// the connection keeps reconnecting and a later call may succeed. Test
+// with errors.Is: it also matches eventlog.ErrUnavailable,
+// taskstore.ErrUnavailable and adk.ErrCheckPointUnavailable, which tell an
+// A2A server and an ADK Runner to wait for NATS with the work they hold.
+var ErrUnavailable error = unavailable{}
+
+type unavailable struct{}
+
+func (unavailable) Error() string { return "natsstore: the NATS server is unavailable" }
+
+func (unavailable) Is(target error) bool {
+	return target == eventlog.ErrUnavailable || target == taskstore.ErrUnavailable || target == adk.ErrCheckPointUnavailable
+}
 
 // CallTimeout bounds each call to the NATS server that the caller's
 // context does not bound sooner: a request whose connection drops waits
@@ -28,4 +44,14 @@ func call(ctx context.Context, nc *nats.Conn) (context.Context, context.CancelFu
 	}
 	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
 	return ctx, cancel, nil
+}
+
+// unanswered marks err as ErrUnavailable when it says that a call got no
+// answer: no JetStream server responded (as while a restarted server
+// recovers its streams) or none in time.
+func unanswered(err error) error {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package natsstore
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -48,6 +49,10 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 
 // URL is the client URL, nats://host:port.
 func (e *Embedded) URL() string { return e.srv.ClientURL() }
+
+// Port is the port the server listens on; a server restarted on it with
+// the same Dir is the same server to its clients.
+func (e *Embedded) Port() int { return e.srv.Addr().(*net.TCPAddr).Port }
 
 // Close stops the server and waits until it has.
 func (e *Embedded) Close() {

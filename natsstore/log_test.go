@@ -3,8 +3,8 @@ package natsstore_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,8 +177,8 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := e.URL()
-	nc, js, err := natsstore.Connect(url, "writer", nil)
+	port := e.Port()
+	nc, js, err := natsstore.Connect(e.URL(), "writer", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,12 +221,7 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 		t.Fatalf("append while NATS is down: %v, want ErrUnavailable", err)
 	}
 	t.Logf("an append failed %v after NATS stopped", time.Since(start))
-	port := url[len("nats://127.0.0.1:"):]
-	var p int
-	for _, c := range port {
-		p = p*10 + int(c-'0')
-	}
-	e2, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: p})
+	e2, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: port})
 	if err != nil {
 		t.Fatal(err)
 	}

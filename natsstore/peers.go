@@ -158,6 +158,11 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 	tick := time.NewTicker(p.cfg.HeartbeatTTL / 3)
 	defer tick.Stop()
 	sweeps := 0
+	// After NATS was out of reach for longer than a heartbeat every peer's
+	// heartbeat has expired, live or not: sweep only once the connection
+	// has been up for a whole heartbeat (three ticks), long enough for
+	// live peers to beat again.
+	reconnects, steadyTicks := p.nc.Stats().Reconnects, 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -171,7 +176,12 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 		if err := p.beat(ctx); err != nil && ctx.Err() == nil {
 			p.cfg.Logger.Warn("natsstore: heartbeat", "err", err)
 		}
-		if sweeps++; sweeps%3 == 0 {
+		if n := p.nc.Stats().Reconnects; n != reconnects || !p.nc.IsConnected() {
+			reconnects, steadyTicks = n, 0
+		} else {
+			steadyTicks++
+		}
+		if sweeps++; sweeps%3 == 0 && steadyTicks >= 3 {
 			if err := p.sweep(ctx, h); err != nil && ctx.Err() == nil {
 				p.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
 			}

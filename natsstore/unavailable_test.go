@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/natsstore"
 )
 
@@ -71,8 +73,14 @@ func TestStoresFailFastWhileNATSIsDown(t *testing.T) {
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
 			// The context would let a waiting call hang for the whole test.
-			if err := c.call(ctx); !errors.Is(err, natsstore.ErrUnavailable) {
+			err := c.call(ctx)
+			if !errors.Is(err, natsstore.ErrUnavailable) {
 				t.Fatalf("%v, want ErrUnavailable", err)
+			}
+			// The stores' own contracts say so too, for the server and
+			// the ADK runner that retry on them.
+			if !errors.Is(err, taskstore.ErrUnavailable) || !errors.Is(err, eventlog.ErrUnavailable) || !errors.Is(err, adk.ErrCheckPointUnavailable) {
+				t.Fatalf("%v does not match the store interfaces' ErrUnavailable", err)
 			}
 		})
 	}

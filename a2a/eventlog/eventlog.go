@@ -23,6 +23,12 @@ var (
 	// another writer got there first.
 	ErrConflict = errors.New("eventlog: sequence conflict")
 	ErrSealed   = errors.New("eventlog: task log is sealed by a terminal event")
+	// ErrUnavailable means a log kept elsewhere cannot be reached at the
+	// moment: the call was not made, or its outcome is unknown, and the
+	// same call may succeed later. An Append that failed so may have
+	// stored its event; the same Append retried then succeeds, and the
+	// event is stored once.
+	ErrUnavailable = errors.New("eventlog: the log cannot be reached")
 )
 
 // Entry is one event of a task's log.

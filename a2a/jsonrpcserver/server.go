@@ -29,8 +29,10 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 )
 
 // CardPath is where the agent card is served.
@@ -279,6 +281,10 @@ func (s *Server) protocolError(op jsonrpc.Op, err error) *a2a.Error {
 	var e *a2a.Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, taskstore.ErrUnavailable) || errors.Is(err, eventlog.ErrUnavailable) {
+		s.log.Warn("a2a: request failed", "method", op.String(), "err", err)
+		return a2a.Errorf(a2a.CodeInternal, "the agent's task storage cannot be reached at the moment; retry later")
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return a2a.Errorf(a2a.CodeInternal, "the request was canceled: %v", err)

@@ -53,7 +53,12 @@ type Config struct {
 	// executor to stop before marking the task canceled anyway; 0 means
 	// 10 seconds.
 	CancelTimeout time.Duration
-	Logger        *slog.Logger
+	// StoreOutage is how long a running task waits for stores that cannot
+	// be reached (eventlog.ErrUnavailable, taskstore.ErrUnavailable), such
+	// as a NATS server restarting, before its run fails; 0 means one
+	// minute. New requests fail at once with the store's error instead.
+	StoreOutage time.Duration
+	Logger      *slog.Logger
 }
 
 // Handler serves the A2A operations. It is safe for concurrent use. Close
@@ -71,6 +76,7 @@ type Handler struct {
 
 	retention     time.Duration
 	cancelTimeout time.Duration
+	storeOutage   time.Duration
 
 	// base is the parent of every run's context; Close cancels it.
 	base   context.Context
@@ -98,7 +104,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
-		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, cancelTimeout: cfg.CancelTimeout,
+		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
 		slots: make(map[string]*slot),
 	}
 	if h.tasks == nil {
@@ -121,6 +127,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.cancelTimeout == 0 {
 		h.cancelTimeout = 10 * time.Second
+	}
+	if h.storeOutage == 0 {
+		h.storeOutage = time.Minute
 	}
 	h.base, h.stop = context.WithCancel(context.Background())
 	return h, nil

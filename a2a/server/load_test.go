@@ -38,7 +38,12 @@ func crashed(t *testing.T, stored int, logged ...a2a.TaskState) (*taskstore.Memo
 
 func storedState(t *testing.T, tasks taskstore.Store) (a2a.TaskState, uint64) {
 	t.Helper()
-	e, err := tasks.Get(context.Background(), "t")
+	return storedStateOf(t, tasks, "t")
+}
+
+func storedStateOf(t *testing.T, tasks taskstore.Store, id string) (a2a.TaskState, uint64) {
+	t.Helper()
+	e, err := tasks.Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +121,81 @@ func TestCommitAfterALostSnapshotRace(t *testing.T) {
 	}
 	if st, seq := storedState(t, tasks); st != a2a.TaskStateFailed || seq != 3 {
 		t.Fatalf("stored %s at event %d, want failed at 3", st, seq)
+	}
+}
+
+// flakyLog fails appends with eventlog.ErrUnavailable: the first down
+// ones before trying, then lost ones after storing the event (their
+// answers lost). As eventlog.ErrUnavailable requires, the retry of an
+// append whose answer was lost succeeds.
+type flakyLog struct {
+	*eventlog.Memory
+	down, lost int
+	stored     map[uint64]bool // appends whose answers were lost
+}
+
+func (l *flakyLog) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error {
+	if l.stored[seq] {
+		delete(l.stored, seq)
+		return nil
+	}
+	if seq > 1 && l.down > 0 {
+		l.down--
+		return eventlog.ErrUnavailable
+	}
+	if err := l.Memory.Append(ctx, taskID, seq, ev); err != nil {
+		return err
+	}
+	if seq > 1 && l.lost > 0 {
+		l.lost--
+		l.stored[seq] = true
+		return eventlog.ErrUnavailable
+	}
+	return nil
+}
+
+// flakyStore stores updates but reports the first lost of them as
+// unreachable, as a store whose answer was lost.
+type flakyStore struct {
+	*taskstore.Memory
+	lost int
+}
+
+func (s *flakyStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+	v, err := s.Memory.Update(ctx, task, seq, prev)
+	if err == nil && s.lost > 0 {
+		s.lost--
+		return 0, taskstore.ErrUnavailable
+	}
+	return v, err
+}
+
+// A run whose stores cannot be reached for a while waits for them: its
+// commits are retried, and each event is logged and stored once.
+func TestCommitOutlastsUnreachableStores(t *testing.T) {
+	ctx := context.Background()
+	events := &flakyLog{Memory: new(eventlog.Memory), down: 3, lost: 1, stored: map[uint64]bool{}}
+	tasks := &flakyStore{Memory: new(taskstore.Memory), lost: 2}
+	exec := &script{run: func(ctx context.Context, req *server.ExecRequest, yield func(a2a.Event, error) bool) {
+		_ = yield(a2a.NewStatusUpdate(req.TaskID, req.ContextID, a2a.TaskStateWorking, nil), nil) &&
+			yield(a2a.NewStatusUpdate(req.TaskID, req.ContextID, a2a.TaskStateCompleted, a2a.NewTextMessage(a2a.RoleAgent, "done")), nil)
+	}}
+	h := newHandler(t, exec, func(c *server.Config) { c.Tasks, c.Events = tasks, events })
+	task := sendTask(t, h, send("hi"))
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the run ended %s", task.Status.State)
+	}
+	var seqs []uint64
+	for e, err := range events.Subscribe(ctx, task.ID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	if len(seqs) != 3 {
+		t.Fatalf("logged events %v, want 1 2 3", seqs)
+	}
+	if st, seq := storedStateOf(t, tasks, task.ID); st != a2a.TaskStateCompleted || seq != 3 {
+		t.Fatalf("stored %s at event %d, want completed at 3", st, seq)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/internal/outage"
 )
 
 // run is one execution of the agent for one message on one task. Its
@@ -213,12 +214,13 @@ func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entr
 			return invalidEvent{err}
 		}
 		seq := cur.Seq + 1
-		err = h.events.Append(ctx, cur.Task.ID, seq, logged)
+		err = h.outlast(func() error { return h.events.Append(ctx, cur.Task.ID, seq, logged) })
 		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 {
 			// Someone else wrote the task: start again from its state.
-			fresh, gerr := h.load(ctx, cur.Task.ID)
-			if gerr != nil {
-				return fmt.Errorf("reload task %s: %w", cur.Task.ID, gerr)
+			var fresh taskstore.Entry
+			err := h.outlast(func() (err error) { fresh, err = h.load(ctx, cur.Task.ID); return err })
+			if err != nil {
+				return fmt.Errorf("reload task %s: %w", cur.Task.ID, err)
 			}
 			*cur = fresh
 			continue
@@ -227,9 +229,11 @@ func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entr
 			return fmt.Errorf("log event %d of task %s: %w", seq, cur.Task.ID, err)
 		}
 		stored := taskstore.Entry{Task: next, Seq: seq}
-		stored.Version, err = h.tasks.Update(ctx, next, seq, cur.Version)
+		err = h.outlast(func() (err error) { stored.Version, err = h.tasks.Update(ctx, next, seq, cur.Version); return err })
 		if errors.Is(err, taskstore.ErrConflict) {
-			stored, err = h.restore(ctx, cur.Task.ID, seq)
+			// Another replica stored the task since it was read, or an
+			// update retried after its answer was lost had been stored.
+			err = h.outlast(func() (err error) { stored, err = h.restore(ctx, cur.Task.ID, seq); return err })
 		}
 		if err != nil {
 			return fmt.Errorf("store task %s at event %d: %w", cur.Task.ID, seq, err)
@@ -243,6 +247,23 @@ func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entr
 		}
 		return nil
 	}
+}
+
+// outlast calls op until the stores can be reached again, for up to
+// storeOutage (see outage.Outlast): a run goes on across a restart of the
+// stores' server. Retrying commit writes is safe: a log stores an event
+// once, and a snapshot update that landed makes its retry conflict, which
+// commitLocked resolves.
+func (h *Handler) outlast(op func() error) error {
+	return outage.Outlast(h.base, h.storeOutage, unreachable, func(err error) {
+		h.log.Warn("a2a: the task stores cannot be reached; the run waits for them", "err", err, "for", h.storeOutage)
+	}, op)
+}
+
+// unreachable reports whether err says a store could not be reached (or
+// did not answer in time), rather than refused the call.
+func unreachable(err error) bool {
+	return errors.Is(err, eventlog.ErrUnavailable) || errors.Is(err, taskstore.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // settleIf marks the run settled when the task's state ends the run.

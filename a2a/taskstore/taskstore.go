@@ -23,6 +23,10 @@ var (
 	ErrExists           = errors.New("taskstore: task already exists")
 	ErrConflict         = errors.New("taskstore: task changed since it was read")
 	ErrInvalidPageToken = errors.New("taskstore: invalid page token")
+	// ErrUnavailable means a store kept elsewhere cannot be reached at the
+	// moment: the call was not made, or its outcome is unknown, and the
+	// same call may succeed later.
+	ErrUnavailable = errors.New("taskstore: the store cannot be reached")
 )
 
 // Entry is a stored task.
