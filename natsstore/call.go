@@ -42,16 +42,23 @@ func call(ctx context.Context, nc *nats.Conn) (context.Context, context.CancelFu
 	if !nc.IsConnected() {
 		return ctx, func() {}, fmt.Errorf("%w (connection %s)", ErrUnavailable, nc.Status())
 	}
-	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, CallTimeout, errNoAnswer)
 	return ctx, cancel, nil
 }
 
-// unanswered marks err as ErrUnavailable when it says that a call got no
-// answer: no JetStream server responded (as while a restarted server
-// recovers its streams) or none in time.
-func unanswered(err error) error {
-	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout) {
+// errNoAnswer is why a call's context ends after CallTimeout.
+var errNoAnswer = fmt.Errorf("%w: no answer within %v", ErrUnavailable, CallTimeout)
+
+// unanswered marks err, returned by a call made with ctx from call, as
+// ErrUnavailable when it says that the call got no answer: no JetStream
+// server responded (as while a restarted server recovers its streams), or
+// none within CallTimeout (the caller's own deadline is left as it is).
+func unanswered(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrTimeout):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case errors.Is(err, context.DeadlineExceeded) && context.Cause(ctx) == errNoAnswer:
+		return fmt.Errorf("%w: %w", errNoAnswer, err)
 	}
 	return err
 }

@@ -133,7 +133,7 @@ func (s *CheckPointStore) Get(ctx context.Context, id string) ([]byte, bool, err
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("natsstore: get checkpoint %s: %w", id, unanswered(err))
+		return nil, false, fmt.Errorf("natsstore: get checkpoint %s: %w", id, unanswered(ctx, err))
 	}
 	return e.Value(), true, nil
 }
@@ -152,7 +152,7 @@ func (s *CheckPointStore) Set(ctx context.Context, id string, data []byte) error
 		return fmt.Errorf("natsstore: checkpoint %s has %d bytes, more than the NATS server's max_payload (%d): %w", id, len(data), limit, nats.ErrMaxPayload)
 	}
 	if _, err := s.kv.Put(ctx, s.dataKey(id), data); err != nil {
-		return fmt.Errorf("natsstore: save checkpoint %s: %w", id, unanswered(err))
+		return fmt.Errorf("natsstore: save checkpoint %s: %w", id, unanswered(ctx, err))
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func (s *CheckPointStore) Delete(ctx context.Context, id string) error {
 	// A purge whose marker expires leaves nothing of the key behind, where a
 	// delete would leave its marker for good.
 	if err := s.kv.Purge(ctx, s.dataKey(id), jetstream.PurgeTTL(markerTTL)); err != nil {
-		return fmt.Errorf("natsstore: delete checkpoint %s: %w", id, unanswered(err))
+		return fmt.Errorf("natsstore: delete checkpoint %s: %w", id, unanswered(ctx, err))
 	}
 	return nil
 }

@@ -139,7 +139,7 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Even
 		if casConflict(err) {
 			return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
 		}
-		return fmt.Errorf("natsstore: append event %d of task %s: %w", seq, taskID, unanswered(err))
+		return fmt.Errorf("natsstore: append event %d of task %s: %w", seq, taskID, unanswered(ctx, err))
 	}
 	if ack.Duplicate {
 		// The stream had this id already: ours, published before a lost
@@ -213,7 +213,7 @@ func (l *Log) last(ctx context.Context, subject string) (logEntry, error) {
 		return logEntry{}, fmt.Errorf("%w: %s", eventlog.ErrNotFound, subject)
 	}
 	if err != nil {
-		return logEntry{}, fmt.Errorf("natsstore: last event of %s: %w", subject, unanswered(err))
+		return logEntry{}, fmt.Errorf("natsstore: last event of %s: %w", subject, unanswered(ctx, err))
 	}
 	e, err := decodeEntry(m.Header, m.Data)
 	return logEntry{Entry: e, streamSeq: m.Sequence, writer: m.Header.Get(headerWriter)}, err

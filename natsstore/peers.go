@@ -189,6 +189,20 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 	}
 }
 
+// Start runs Serve in the background, logging its error, until ctx ends or
+// stop is called; stop waits for Serve to return.
+func (p *Peers) Start(ctx context.Context, h PeerHandler) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := p.Serve(ctx, h); err != nil {
+			p.cfg.Logger.Error("natsstore: replica peers", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // beat renews this replica's heartbeat for HeartbeatTTL.
 func (p *Peers) beat(ctx context.Context) error {
 	ctx, cancel, err := call(ctx, p.nc)

@@ -84,7 +84,7 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uin
 			return rev, nil
 		}
 		if !casConflict(err) {
-			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(err))
+			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
 		}
 		// Over a delete marker kv.Create writes twice: it learns the
 		// marker's revision from the first failure, then expects it. If
@@ -111,7 +111,7 @@ func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error)
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return taskstore.Entry{}, fmt.Errorf("%w: %s", taskstore.ErrNotFound, id)
 	case err != nil:
-		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, unanswered(err))
+		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, unanswered(ctx, err))
 	}
 	seq, task, err := decodeRecord(e.Value())
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 			return rev, nil
 		}
 		if !casConflict(err) {
-			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(err))
+			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
 		}
 	}
 	// The server answers a missing key and a newer revision alike.
@@ -149,7 +149,7 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return 0, fmt.Errorf("%w: %s", taskstore.ErrNotFound, task.ID)
 	case err != nil:
-		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(err))
+		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
 	}
 	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, e.Revision(), prev)
 }

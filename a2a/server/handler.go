@@ -308,6 +308,9 @@ func (h *Handler) evictExpired(ctx context.Context) {
 	expired := slices.Clone(h.ended[:n])
 	h.ended = h.ended[n:] // a queue: append reallocates and drops the head
 	h.mu.Unlock()
+	// The tasks are off the queue now: a request that goes away must not
+	// cut their deletion short.
+	ctx = context.WithoutCancel(ctx)
 	for _, e := range expired {
 		if err := errors.Join(
 			h.tasks.Delete(ctx, e.id), h.events.Delete(ctx, e.id), h.pushCfgs.DeleteTask(ctx, e.id),

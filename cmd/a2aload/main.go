@@ -3,6 +3,7 @@
 //	a2aload run --addr 127.0.0.1:9001 --scenario send --conns 32 --duration 10s
 //	a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor
 //	a2aload hops --ours bin/hops --peer bin/adkgohops
+//	a2aload state --echo bin/echo
 //
 // compare starts the three servers as separate processes (a2amesh's echo
 // service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
@@ -37,6 +38,10 @@ func main() {
 		err = compareCmd(os.Args[2:])
 	case "hops":
 		err = hopsCmd(os.Args[2:])
+	case "state":
+		err = stateCmd(os.Args[2:])
+	case "nats-server":
+		err = natsServerCmd(os.Args[2:])
 	default:
 		usage()
 	}
@@ -47,7 +52,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|hops [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|hops|state [flags] (see -h of each)")
 	os.Exit(2)
 }
 

@@ -21,7 +21,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/push"
@@ -220,15 +219,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		return err
 	}
 	if st.peers != nil {
-		pctx, stopPeers := context.WithCancel(ctx)
-		peersDone := make(chan struct{})
-		go func() {
-			defer close(peersDone)
-			if err := st.peers.Serve(pctx, h); err != nil {
-				log.Error("replica peers", "err", err)
-			}
-		}()
-		defer func() { stopPeers(); <-peersDone }()
+		defer st.peers.Start(ctx, h)()
 	}
 	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
 	if err != nil {
@@ -308,29 +299,13 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 }
 
 func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string, common *Common, log *slog.Logger) error {
-	// A replica's name is new each time it starts, so that its peers tell
-	// the tasks of a replica that died from those of its successor.
-	host, _ := os.Hostname()
-	replica := host + "-" + a2a.NewID()[24:]
-	l, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: agent, Replica: replica, Events: common.events()})
+	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: agent, Events: common.events(),
+		Tasks: natsstore.BucketConfig{TTL: *common.TasksMaxAge}, HeartbeatTTL: *common.Heartbeat, Logger: log})
 	if err != nil {
 		return err
 	}
-	tasks, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: agent, Bucket: natsstore.BucketConfig{TTL: *common.TasksMaxAge}})
-	if err != nil {
-		return err
-	}
-	st.events, st.tasks = l, tasks
-	st.peers, err = natsstore.NewPeers(ctx, js, natsstore.PeersConfig{Namespace: agent, Replica: replica, Log: l, Tasks: tasks,
-		HeartbeatTTL: *common.Heartbeat, Logger: log})
-	if err != nil {
-		return err
-	}
-	if st.push, err = natsstore.NewPushStore(ctx, js, natsstore.PushStoreConfig{Namespace: agent}); err != nil {
-		return err
-	}
-	st.checkpoints, err = natsstore.NewCheckPointStore(ctx, js, natsstore.CheckPointStoreConfig{Namespace: agent})
-	return err
+	st.events, st.tasks, st.push, st.checkpoints, st.peers = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Peers
+	return nil
 }
 
 // drain sends the events still being published before the connection

@@ -16,6 +16,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/cli"
+	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/services/echo/echoagent"
 )
 
@@ -27,6 +28,8 @@ func main() {
 	level := f.String("log-level", "info", "log level: debug, info, warn or error")
 	debugAddr := f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
 	pushAllow := f.String("push-allow", "", "comma-separated CIDRs or host names push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8)")
+	state := f.StringEnv("state", "A2AMESH_STATE", "memory", "where tasks live: memory (this process) or nats (JetStream on --nats, shared by the replicas)")
+	natsURL := f.StringEnv("nats", "NATS_URL", "", "NATS server for --state nats")
 	if err := f.Parse(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -45,19 +48,40 @@ func main() {
 	if url == "" {
 		url = "http://" + ln.Addr().String() + "/"
 	}
-	h, err := server.New(server.Config{
+	cfg := server.Config{
 		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, Logger: log,
 		PushSender: &push.Sender{Guard: push.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
-	})
+	}
+	ctx, stop := cli.SignalContext()
+	defer stop()
+	var peers *natsstore.Peers
+	switch *state {
+	case "memory":
+	case "nats":
+		nc, js, err := natsstore.Connect(*natsURL, "echo", log)
+		if err != nil {
+			cli.Fatal(log, "state", err)
+		}
+		defer nc.Close()
+		a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "echo", Logger: log})
+		if err != nil {
+			cli.Fatal(log, "state", err)
+		}
+		cfg.Tasks, cfg.Events, cfg.PushConfigs, cfg.Peers, peers = a.Tasks, a.Log, a.Push, a.Peers, a.Peers
+	default:
+		cli.Fatal(log, "state", fmt.Errorf("--state %q: memory or nats", *state))
+	}
+	h, err := server.New(cfg)
 	if err != nil {
 		cli.Fatal(log, "configure", err)
+	}
+	if peers != nil {
+		defer peers.Start(ctx, h)()
 	}
 	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
 	if err != nil {
 		cli.Fatal(log, "configure", err)
 	}
-	ctx, stop := cli.SignalContext()
-	defer stop()
 	cli.ServeDebug(ctx, *debugAddr, log)
 	log.Info("echo agent listening", "url", url, "card", url+".well-known/agent-card.json")
 	fmt.Printf(`echo agent ready at %s

@@ -25,6 +25,10 @@ const (
 	FailPrefix = "fail:"
 )
 
+// SentAtKey is the artifact metadata key of a "slow:" chunk that holds
+// when the agent made it (RFC 3339, nanoseconds).
+const SentAtKey = "sentAt"
+
 // Agent is the echo agent's executor. Its zero value is the standard agent:
 // 10 chunks when streaming, and 20 chunks 250 ms apart for "slow:".
 type Agent struct {
@@ -75,7 +79,11 @@ func (a *Agent) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[
 				case <-ctx.Done():
 					return // canceled: the server records it
 				}
-				if !yield(chunk(req, piece, i > 0, i == n-1), nil) {
+				c := chunk(req, piece, i > 0, i == n-1)
+				// When the chunk was made, for measuring how long it takes
+				// to reach a subscriber (a2aload state).
+				c.Artifact.Metadata = map[string]any{SentAtKey: time.Now().Format(time.RFC3339Nano)}
+				if !yield(c, nil) {
 					return
 				}
 			}
