@@ -36,12 +36,7 @@ func crashed(t *testing.T, stored int, logged ...a2a.TaskState) (*taskstore.Memo
 	return tasks, events
 }
 
-func storedState(t *testing.T, tasks taskstore.Store) (a2a.TaskState, uint64) {
-	t.Helper()
-	return storedStateOf(t, tasks, "t")
-}
-
-func storedStateOf(t *testing.T, tasks taskstore.Store, id string) (a2a.TaskState, uint64) {
+func storedState(t *testing.T, tasks taskstore.Store, id string) (a2a.TaskState, uint64) {
 	t.Helper()
 	e, err := tasks.Get(context.Background(), id)
 	if err != nil {
@@ -64,7 +59,7 @@ func TestSnapshotBehindItsLog(t *testing.T) {
 	if err := h.FailOrphan(ctx, "t", "replica gone"); err != nil {
 		t.Fatal(err)
 	}
-	if st, seq := storedState(t, tasks); st != a2a.TaskStateFailed || seq != 3 {
+	if st, seq := storedState(t, tasks, "t"); st != a2a.TaskStateFailed || seq != 3 {
 		t.Fatalf("stored %s at event %d, want failed at 3", st, seq)
 	}
 	task, err = h.GetTask(ctx, &a2a.GetTaskRequest{ID: "t"})
@@ -82,7 +77,7 @@ func TestSweepRepairsAnEndedTask(t *testing.T) {
 	if err := h.FailOrphan(context.Background(), "t", "replica gone"); err != nil {
 		t.Fatal(err)
 	}
-	if st, seq := storedState(t, tasks); st != a2a.TaskStateCompleted || seq != 3 {
+	if st, seq := storedState(t, tasks, "t"); st != a2a.TaskStateCompleted || seq != 3 {
 		t.Fatalf("stored %s at event %d, want completed at 3", st, seq)
 	}
 }
@@ -119,7 +114,7 @@ func TestCommitAfterALostSnapshotRace(t *testing.T) {
 	if err := h.FailOrphan(ctx, "t", "replica gone"); err != nil {
 		t.Fatal(err)
 	}
-	if st, seq := storedState(t, tasks); st != a2a.TaskStateFailed || seq != 3 {
+	if st, seq := storedState(t, tasks, "t"); st != a2a.TaskStateFailed || seq != 3 {
 		t.Fatalf("stored %s at event %d, want failed at 3", st, seq)
 	}
 }
@@ -195,7 +190,7 @@ func TestCommitOutlastsUnreachableStores(t *testing.T) {
 	if len(seqs) != 3 {
 		t.Fatalf("logged events %v, want 1 2 3", seqs)
 	}
-	if st, seq := storedStateOf(t, tasks, task.ID); st != a2a.TaskStateCompleted || seq != 3 {
+	if st, seq := storedState(t, tasks, task.ID); st != a2a.TaskStateCompleted || seq != 3 {
 		t.Fatalf("stored %s at event %d, want completed at 3", st, seq)
 	}
 }
