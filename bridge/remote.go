@@ -437,14 +437,21 @@ func (d *decoder) artifact(e *a2a.TaskArtifactUpdateEvent) {
 	}
 	text := e.Artifact.Text()
 	id := e.Artifact.ArtifactID
-	if w, open := d.streams[id]; open && e.Append {
-		if text != "" {
-			w.Send(&schema.Message{Role: schema.Assistant, Content: text})
+	if w, open := d.streams[id]; open {
+		if !e.Append {
+			// The chunk replaces the artifact: the message streamed so
+			// far ends here, and this chunk starts the next.
+			delete(d.streams, id)
+			w.Close()
+		} else {
+			if text != "" {
+				w.Send(&schema.Message{Role: schema.Assistant, Content: text})
+			}
+			if e.LastChunk {
+				d.endStream(id, w, &m)
+			}
+			return
 		}
-		if e.LastChunk {
-			d.endStream(id, w, &m)
-		}
-		return
 	}
 	if !hasMeta {
 		m = eventMeta{Agent: d.agent.name, Output: true, Role: schema.Assistant, Streaming: !e.LastChunk}
