@@ -19,9 +19,13 @@ type AgentConfig struct {
 	// suffix, new at each start, so that peers tell the tasks of a replica
 	// that died from those of its successor.
 	Replica string
-	// Events configures the events stream; Tasks the task bucket.
+	// Events configures the events stream; Tasks and Push the task and
+	// webhook buckets.
 	Events EventsConfig
 	Tasks  BucketConfig
+	Push   BucketConfig
+	// KeepEnded: see TaskStoreConfig.
+	KeepEnded time.Duration
 	// HeartbeatTTL: see PeersConfig.
 	HeartbeatTTL time.Duration
 	Logger       *slog.Logger
@@ -51,10 +55,10 @@ func OpenAgent(ctx context.Context, js jetstream.JetStream, cfg AgentConfig) (*A
 	if a.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events}); err != nil {
 		return nil, err
 	}
-	if a.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Tasks}); err != nil {
+	if a.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Tasks, KeepEnded: cfg.KeepEnded}); err != nil {
 		return nil, err
 	}
-	if a.Push, err = NewPushStore(ctx, js, PushStoreConfig{Namespace: cfg.Namespace}); err != nil {
+	if a.Push, err = NewPushStore(ctx, js, PushStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Push}); err != nil {
 		return nil, err
 	}
 	if a.CheckPoints, err = NewCheckPointStore(ctx, js, CheckPointStoreConfig{Namespace: cfg.Namespace}); err != nil {

@@ -29,8 +29,9 @@ const (
 	EventsSubjectPrefix = "a2amesh.events."
 )
 
-// Headers of an event message; its body is the event as a 1.0
-// StreamResponse.
+// Headers of an event message. Its body is the event as a 1.0
+// StreamResponse, or several consecutive events of the task, one per line,
+// when a Log appended them at once; A2A-Seq numbers the first.
 const (
 	HeaderAgent   = "A2A-Agent"
 	HeaderTask    = "A2A-Task"
@@ -74,7 +75,8 @@ func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsC
 		// -1 is JetStream's "no limit".
 		MaxMsgsPerSubject: cmp.Or(cfg.MaxPerTask, -1),
 		Replicas:          cfg.Replicas,
-		Duplicates:        2 * time.Minute,
+		// JetStream refuses a window longer than the age limit.
+		Duplicates: min(2*time.Minute, cfg.MaxAge),
 		// The default persist mode: the server writes each event to its
 		// file before it acknowledges it, so an event a Log accepted
 		// survives the NATS server being killed. (Asynchronous persistence
@@ -127,28 +129,32 @@ func NewPublisher(js jetstream.JetStream, agent string, inner eventlog.Log, log 
 	return p
 }
 
-// Append stores the event, then queues it for publishing.
-func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error {
-	if err := p.Log.Append(ctx, taskID, seq, ev); err != nil {
+// Append stores the events, then queues them for publishing, one message
+// each.
+func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, events ...a2a.Event) error {
+	if err := p.Log.Append(ctx, taskID, seq, events...); err != nil {
 		return err
 	}
-	body, err := a2a.AppendJSON(make([]byte, 0, 1024), a2a.Wrap(ev))
-	if err != nil {
-		p.log.Warn("natsstore: encode event", "task", taskID, "seq", seq, "err", err)
-		return nil
+	msgs := make([]*nats.Msg, 0, len(events))
+	for i, ev := range events {
+		body, err := a2a.AppendJSON(make([]byte, 0, 1024), a2a.Wrap(ev))
+		if err != nil {
+			p.log.Warn("natsstore: encode event", "task", taskID, "seq", seq+uint64(i), "err", err)
+			continue
+		}
+		_, contextID := ev.TaskIDs()
+		vals := []string{taskID, contextID, strconv.FormatUint(seq+uint64(i), 10)} // one allocation for the three
+		msgs = append(msgs, &nats.Msg{Subject: p.subject + keyToken(taskID), Data: body, Header: nats.Header{
+			HeaderAgent: p.agentHeader, HeaderTask: vals[0:1:1], HeaderContext: vals[1:2:2], HeaderSeq: vals[2:3:3],
+		}})
 	}
-	_, contextID := ev.TaskIDs()
-	vals := []string{taskID, contextID, strconv.FormatUint(seq, 10)} // one allocation for the three
-	msg := &nats.Msg{Subject: p.subject + keyToken(taskID), Data: body, Header: nats.Header{
-		HeaderAgent: p.agentHeader, HeaderTask: vals[0:1:1], HeaderContext: vals[1:2:2], HeaderSeq: vals[2:3:3],
-	}}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil
 	}
-	p.pending = append(p.pending, msg)
-	first := len(p.pending) == 1
+	first := len(p.pending) == 0
+	p.pending = append(p.pending, msgs...)
 	p.mu.Unlock()
 	if first {
 		select {
@@ -284,9 +290,10 @@ func Watch(ctx context.Context, js jetstream.JetStream, since time.Time) iter.Se
 				}
 				continue
 			}
-			we, err := decodeWatched(m)
-			if !yield(we, err) {
-				return
+			for we, err := range decodeWatched(m) {
+				if !yield(we, err) {
+					return
+				}
 			}
 		}
 	}
@@ -321,21 +328,25 @@ func messages(ctx context.Context, cons jetstream.Consumer) iter.Seq2[jetstream.
 	}
 }
 
-func decodeWatched(m jetstream.Msg) (WatchedEvent, error) {
-	h := m.Headers()
-	we := WatchedEvent{Agent: h.Get(HeaderAgent), TaskID: h.Get(HeaderTask), ContextID: h.Get(HeaderContext)}
-	we.Seq, _ = strconv.ParseUint(h.Get(HeaderSeq), 10, 64)
-	if md, err := m.Metadata(); err == nil {
-		we.Stored = md.Timestamp
+// decodeWatched yields the events of a message: one, or several appended
+// at once by a Log.
+func decodeWatched(m jetstream.Msg) iter.Seq2[WatchedEvent, error] {
+	return func(yield func(WatchedEvent, error) bool) {
+		h := m.Headers()
+		we := WatchedEvent{Agent: h.Get(HeaderAgent), TaskID: h.Get(HeaderTask), ContextID: h.Get(HeaderContext)}
+		if md, err := m.Metadata(); err == nil {
+			we.Stored = md.Timestamp
+		}
+		es, err := decodeEntries(h, m.Data())
+		if err != nil {
+			yield(we, fmt.Errorf("natsstore: events of task %s: %w", we.TaskID, err))
+			return
+		}
+		for _, e := range es {
+			we.Seq, we.Event = e.Seq, e.Event
+			if !yield(we, nil) {
+				return
+			}
+		}
 	}
-	var sr a2a.StreamResponse
-	if err := a2a.Unmarshal(m.Data(), &sr); err != nil {
-		return we, fmt.Errorf("natsstore: event %s #%d: %w", we.TaskID, we.Seq, err)
-	}
-	ev, err := sr.Event()
-	if err != nil {
-		return we, fmt.Errorf("natsstore: event %s #%d: %w", we.TaskID, we.Seq, err)
-	}
-	we.Event = ev
-	return we, nil
 }

@@ -68,6 +68,29 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, def string, cfg Bucke
 	return kv, nil
 }
 
+// withoutExpiryMarkers keeps the bucket's per-key TTLs but stops the server
+// from writing a marker each time one runs out: a marker is one more write
+// and, later, one more removal for every expired key, which for the task
+// bucket (a TTL on every ended task) cost about a seventh of the NATS
+// server's CPU under load, and nothing here reads them (a key that expired
+// is simply absent). ensureKV, which every start calls, turns them back
+// on, so this runs after it each time.
+func withoutExpiryMarkers(ctx context.Context, js jetstream.JetStream, bucket string) error {
+	st, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return fmt.Errorf("natsstore: bucket %s: %w", bucket, err)
+	}
+	cfg := st.CachedInfo().Config
+	if cfg.SubjectDeleteMarkerTTL == 0 {
+		return nil
+	}
+	cfg.SubjectDeleteMarkerTTL = 0
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("natsstore: bucket %s: %w", bucket, err)
+	}
+	return nil
+}
+
 // casConflict reports whether a write conditioned on a key's (or a
 // subject's) last revision failed because it had moved on. nats.go reports
 // it as ErrKeyRevisionMismatch after Update and ErrKeyExists after Create,

@@ -1,6 +1,7 @@
 package natsstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,10 +30,11 @@ type LogConfig struct {
 	Replica string
 }
 
-// Log is an eventlog.Log on the events stream: each task's events are the
-// messages of its subject, a2amesh.events.<namespace>.<task>, numbered by
-// their A2A-Seq header, so every replica of the agent replays and follows
-// any task, and `a2amesh watch` sees them too.
+// Log is an eventlog.Log on the events stream: each task's events are in
+// the messages of its subject, a2amesh.events.<namespace>.<task>, one
+// message per Append (one event per line, the first numbered by the
+// A2A-Seq header), so every replica of the agent replays and follows any
+// task, and `a2amesh watch` sees them too.
 //
 // Append waits for the stream's acknowledgement, so an event that Append
 // accepted survives the server that wrote it. Two writers of one task are
@@ -88,16 +90,25 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 
 func (l *Log) subject(taskID string) string { return l.prefix + keyToken(taskID) }
 
-// Append stores ev as the task's event seq once the stream has it. It
-// fails with eventlog.ErrConflict when seq is not the next event (another
-// replica wrote the task), and eventlog.ErrSealed after a terminal event.
-func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error {
+// Append stores events as the task's events from seq on, in one message,
+// once the stream has it. It fails with eventlog.ErrConflict when seq is
+// not the next event (another replica wrote the task), and
+// eventlog.ErrSealed after a terminal event.
+func (l *Log) Append(ctx context.Context, taskID string, seq uint64, events ...a2a.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := eventlog.CheckBatch(taskID, seq, events); err != nil {
+		return err
+	}
 	ctx, cancel, err := call(ctx, l.nc)
 	defer cancel()
 	if err != nil {
 		return fmt.Errorf("natsstore: append event %d of task %s: %w", seq, taskID, err)
 	}
 	subject := l.subject(taskID)
+	end := seq + uint64(len(events)) - 1 // the number of the last event
+	final := events[len(events)-1]
 	l.mu.Lock()
 	head, ok := l.heads[taskID]
 	l.mu.Unlock()
@@ -109,9 +120,9 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Even
 		case errors.Is(err, eventlog.ErrNotFound):
 		case err != nil:
 			return err
-		case last.Seq == seq && last.writer == l.writer:
+		case last.Seq == end && last.writer == l.writer && last.first == seq:
 			// Ours, stored before its acknowledgement was lost.
-			l.setHead(taskID, ev, logHead{seq: seq, streamSeq: last.streamSeq})
+			l.setHead(taskID, final, logHead{seq: end, streamSeq: last.streamSeq})
 			return nil
 		case eventlog.Seals(last.Event):
 			return fmt.Errorf("%w: task %s ended with event %d", eventlog.ErrSealed, taskID, last.Seq)
@@ -122,11 +133,16 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Even
 	if seq != head.seq+1 {
 		return fmt.Errorf("%w: task %s: event %d after %d", eventlog.ErrConflict, taskID, seq, head.seq)
 	}
-	body, err := a2a.AppendJSON(make([]byte, 0, 1024), a2a.Wrap(ev))
-	if err != nil {
-		return fmt.Errorf("natsstore: encode event %d of task %s: %w", seq, taskID, err)
+	body := make([]byte, 0, 1024*len(events))
+	for i, ev := range events {
+		if i > 0 {
+			body = append(body, '\n')
+		}
+		if body, err = a2a.AppendJSON(body, a2a.Wrap(ev)); err != nil {
+			return fmt.Errorf("natsstore: encode event %d of task %s: %w", seq+uint64(i), taskID, err)
+		}
 	}
-	_, contextID := ev.TaskIDs()
+	_, contextID := final.TaskIDs()
 	seqText := strconv.FormatUint(seq, 10)
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{
 		HeaderAgent: {l.ns}, HeaderTask: {taskID}, HeaderContext: {contextID}, HeaderSeq: {seqText}, headerWriter: {l.writer},
@@ -149,11 +165,11 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Even
 		if err != nil {
 			return err
 		}
-		if last.Seq != seq || last.writer != l.writer {
+		if last.Seq != end || last.first != seq || last.writer != l.writer {
 			return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
 		}
 	}
-	l.setHead(taskID, ev, logHead{seq: seq, streamSeq: ack.Sequence})
+	l.setHead(taskID, final, logHead{seq: end, streamSeq: ack.Sequence})
 	return nil
 }
 
@@ -199,9 +215,11 @@ func (l *Log) Last(ctx context.Context, taskID string) (uint64, error) {
 	return last.Seq, err
 }
 
-// logEntry is an entry with its place in the stream.
+// logEntry is the last entry of a message, with the message's place in
+// the stream.
 type logEntry struct {
 	eventlog.Entry
+	first     uint64 // the number of the message's first event
 	streamSeq uint64
 	writer    string
 }
@@ -215,24 +233,39 @@ func (l *Log) last(ctx context.Context, subject string) (logEntry, error) {
 	if err != nil {
 		return logEntry{}, fmt.Errorf("natsstore: last event of %s: %w", subject, unanswered(ctx, err))
 	}
-	e, err := decodeEntry(m.Header, m.Data)
-	return logEntry{Entry: e, streamSeq: m.Sequence, writer: m.Header.Get(headerWriter)}, err
+	es, err := decodeEntries(m.Header, m.Data)
+	if err != nil {
+		return logEntry{}, err
+	}
+	return logEntry{Entry: es[len(es)-1], first: es[0].Seq, streamSeq: m.Sequence, writer: m.Header.Get(headerWriter)}, nil
 }
 
-func decodeEntry(h nats.Header, data []byte) (eventlog.Entry, error) {
+// decodeEntries reads a message of the log: one event per line, the first
+// numbered by the A2A-Seq header.
+func decodeEntries(h nats.Header, data []byte) ([]eventlog.Entry, error) {
 	seq, err := strconv.ParseUint(h.Get(HeaderSeq), 10, 64)
 	if err != nil {
-		return eventlog.Entry{}, fmt.Errorf("natsstore: event without a sequence: %w", err)
+		return nil, fmt.Errorf("natsstore: event without a sequence: %w", err)
 	}
+	// The encoder escapes newlines inside strings: one only ends an event.
+	es := make([]eventlog.Entry, 0, 1+bytes.Count(data, []byte{'\n'}))
+	for line := range bytes.SplitSeq(data, []byte{'\n'}) {
+		ev, err := decodeEvent(line)
+		if err != nil {
+			return nil, fmt.Errorf("natsstore: event %d: %w", seq, err)
+		}
+		es = append(es, eventlog.Entry{Seq: seq, Event: ev})
+		seq++
+	}
+	return es, nil
+}
+
+func decodeEvent(data []byte) (a2a.Event, error) {
 	var sr a2a.StreamResponse
 	if err := a2a.Unmarshal(data, &sr); err != nil {
-		return eventlog.Entry{}, fmt.Errorf("natsstore: event %d: %w", seq, err)
+		return nil, err
 	}
-	ev, err := sr.Event()
-	if err != nil {
-		return eventlog.Entry{}, fmt.Errorf("natsstore: event %d: %w", seq, err)
-	}
-	return eventlog.Entry{Seq: seq, Event: ev}, nil
+	return sr.Event()
 }
 
 // Subscribe yields the task's events numbered above after, from the
@@ -255,21 +288,23 @@ func (l *Log) Subscribe(ctx context.Context, taskID string, after uint64) iter.S
 				}
 				continue
 			}
-			e, err := decodeEntry(m.Headers(), m.Data())
+			es, err := decodeEntries(m.Headers(), m.Data())
 			if err != nil {
 				yield(eventlog.Entry{}, fmt.Errorf("natsstore: task %s: %w", taskID, err))
 				return
 			}
-			switch {
-			case e.Seq <= after:
-				continue
-			case e.Seq > after+1:
-				yield(eventlog.Entry{}, fmt.Errorf("natsstore: task %s: events %d to %d are no longer kept (the events stream's age or per-task limit)", taskID, after+1, e.Seq-1))
-				return
-			}
-			after = e.Seq
-			if !yield(e, nil) || eventlog.Seals(e.Event) {
-				return
+			for _, e := range es {
+				switch {
+				case e.Seq <= after:
+					continue
+				case e.Seq > after+1:
+					yield(eventlog.Entry{}, fmt.Errorf("natsstore: task %s: events %d to %d are no longer kept (the events stream's age or per-task limit)", taskID, after+1, e.Seq-1))
+					return
+				}
+				after = e.Seq
+				if !yield(e, nil) || eventlog.Seals(e.Event) {
+					return
+				}
 			}
 		}
 	}

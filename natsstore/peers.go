@@ -33,7 +33,8 @@ type PeersConfig struct {
 	Tasks *TaskStore
 	// HeartbeatTTL is how long a replica counts as alive after its last
 	// heartbeat (sent every HeartbeatTTL/3); the tasks of a replica that
-	// stops fail at most about twice HeartbeatTTL later. Default 10s.
+	// stops fail at most about twice HeartbeatTTL later (ten times, for a
+	// replica that lived less than one). Default 10s.
 	HeartbeatTTL time.Duration
 	// Bucket is the heartbeat bucket; its default name is ReplicasBucket.
 	Bucket BucketConfig
@@ -163,6 +164,7 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 	// has been up for a whole heartbeat (three ticks), long enough for
 	// live peers to beat again.
 	reconnects, steadyTicks := p.nc.Stats().Reconnects, 0
+	var seen map[string]bool // the live replicas at the last sweep or look
 	for {
 		select {
 		case <-ctx.Done():
@@ -177,16 +179,68 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 			p.cfg.Logger.Warn("natsstore: heartbeat", "err", err)
 		}
 		if n := p.nc.Stats().Reconnects; n != reconnects || !p.nc.IsConnected() {
-			reconnects, steadyTicks = n, 0
+			// Heartbeats lapsed while NATS was away: look afresh.
+			reconnects, steadyTicks, seen = n, 0, nil
 		} else {
 			steadyTicks++
 		}
-		if sweeps++; sweeps%3 == 0 && steadyTicks >= 3 {
-			if err := p.sweep(ctx, h); err != nil && ctx.Err() == nil {
-				p.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
+		if sweeps++; sweeps%3 != 0 || steadyTicks < 3 {
+			continue
+		}
+		// A sweep reads every task of the agent: do it only when a peer
+		// has stopped beating since the last look (and at the first, for
+		// replicas that died before this one started), with one every
+		// fullSweepEvery heartbeats for a replica that started and died
+		// between two looks.
+		now, err := p.live(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.cfg.Logger.Warn("natsstore: list the replicas", "err", err)
+			}
+			continue
+		}
+		if lost := gone(seen, now); seen == nil || lost || sweeps%(3*fullSweepEvery) == 0 {
+			if err := p.sweep(ctx, h); err != nil {
+				if ctx.Err() == nil {
+					p.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
+				}
+				continue // look again at the next heartbeat
 			}
 		}
+		seen = now
 	}
+}
+
+// fullSweepEvery is how many heartbeats may pass without a sweep.
+const fullSweepEvery = 10
+
+// live returns the replicas of the agent whose heartbeat is current.
+func (p *Peers) live(ctx context.Context) (map[string]bool, error) {
+	ctx, cancel, err := call(ctx, p.nc)
+	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	keys, err := p.kv.ListKeysFiltered(ctx, p.ns+".>")
+	if err != nil {
+		return nil, fmt.Errorf("natsstore: heartbeats: %w", unanswered(ctx, err))
+	}
+	defer func() { _ = keys.Stop() }()
+	live := map[string]bool{}
+	for k := range keys.Keys() {
+		live[k] = true
+	}
+	return live, nil
+}
+
+// gone reports whether a replica in before is not in now.
+func gone(before, now map[string]bool) bool {
+	for k := range before {
+		if !now[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // Start runs Serve in the background, logging its error, until ctx ends or

@@ -24,6 +24,13 @@ type TaskStoreConfig struct {
 	Namespace string
 	// Bucket is the KV bucket; its default name is TasksBucket.
 	Bucket BucketConfig
+	// KeepEnded is how long the bucket keeps a task after it ends: a
+	// snapshot in a terminal state is written with this TTL, and the
+	// task is gone when it runs out, whichever replica wrote it and
+	// whether or not that replica still runs. 0 keeps ended tasks until
+	// they are deleted. (An A2A server on these stores need not evict
+	// tasks itself: give it a negative server.Config.Retention.)
+	KeepEnded time.Duration
 }
 
 // TaskStore is a taskstore.Store on a JetStream KV bucket, so that every
@@ -35,7 +42,12 @@ type TaskStoreConfig struct {
 // history and artifacts one task can carry.
 type TaskStore struct {
 	kv jetstream.KeyValue
+	js jetstream.JetStream
 	nc *nats.Conn
+	// subjects is the bucket's subject prefix, for writes kv cannot make
+	// (an update with a TTL).
+	subjects  string
+	keepEnded time.Duration
 	// prefix is the namespace's key token and the dot before a task's.
 	prefix string
 }
@@ -61,7 +73,14 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 	if err != nil {
 		return nil, err
 	}
-	return &TaskStore{kv: kv, nc: js.Conn(), prefix: keyToken(cfg.Namespace) + "."}, nil
+	if err := withoutExpiryMarkers(ctx, js, kv.Bucket()); err != nil {
+		return nil, err
+	}
+	if cfg.KeepEnded < 0 || cfg.KeepEnded > 0 && cfg.KeepEnded < time.Second {
+		return nil, fmt.Errorf("natsstore: task store: KeepEnded %v is not 0 or at least a second (the smallest JetStream TTL)", cfg.KeepEnded)
+	}
+	return &TaskStore{kv: kv, js: js, nc: js.Conn(), subjects: "$KV." + kv.Bucket() + ".", keepEnded: cfg.KeepEnded,
+		prefix: keyToken(cfg.Namespace) + "."}, nil
 }
 
 func (s *TaskStore) key(id string) string { return s.prefix + keyToken(id) }
@@ -78,8 +97,12 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uin
 		return 0, err
 	}
 	key := s.key(task.ID)
+	var opts []jetstream.KVCreateOpt
+	if ttl := s.ttl(task); ttl > 0 {
+		opts = append(opts, jetstream.KeyTTL(ttl))
+	}
 	for attempt := 0; ; attempt++ {
-		rev, err := s.kv.Create(ctx, key, value)
+		rev, err := s.kv.Create(ctx, key, value, opts...)
 		if err == nil {
 			return rev, nil
 		}
@@ -135,7 +158,18 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 		if err != nil {
 			return 0, err
 		}
-		rev, err := s.kv.Update(ctx, key, value, prev)
+		var rev uint64
+		if ttl := s.ttl(task); ttl > 0 {
+			// kv.Update takes no TTL: the same conditional write, by hand.
+			var ack *jetstream.PubAck
+			ack, err = s.js.PublishMsg(ctx, &nats.Msg{Subject: s.subjects + key, Data: value},
+				jetstream.WithExpectLastSequencePerSubject(prev), jetstream.WithMsgTTL(ttl))
+			if err == nil {
+				rev = ack.Sequence
+			}
+		} else {
+			rev, err = s.kv.Update(ctx, key, value, prev)
+		}
 		if err == nil {
 			return rev, nil
 		}
@@ -152,6 +186,15 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
 	}
 	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, e.Revision(), prev)
+}
+
+// ttl is how long the bucket keeps the snapshot of task: KeepEnded once it
+// has ended; 0 for ever.
+func (s *TaskStore) ttl(task *a2a.Task) time.Duration {
+	if task.Status.State.Terminal() {
+		return s.keepEnded
+	}
+	return 0
 }
 
 // Delete implements taskstore.Store.

@@ -50,13 +50,58 @@ func TestTaskStoreConformance(t *testing.T) {
 	e := embedded(t)
 	js := replica(t, e)
 	n := 0
-	storetest.Run(t, func(t *testing.T) taskstore.Store {
-		n++
-		return newTaskStore(t, js, natsstore.TaskStoreConfig{
-			Namespace: "agent",
-			Bucket:    natsstore.BucketConfig{Name: fmt.Sprintf("TASKS_%d", n)},
+	// Ended tasks written with a TTL (KeepEnded) take another write path.
+	for _, keep := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprint("KeepEnded=", keep), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) taskstore.Store {
+				n++
+				return newTaskStore(t, js, natsstore.TaskStoreConfig{
+					Namespace: "agent",
+					Bucket:    natsstore.BucketConfig{Name: fmt.Sprintf("TASKS_%d", n)},
+					KeepEnded: keep,
+				})
+			})
 		})
-	})
+	}
+}
+
+// TestEndedTasksExpire: with KeepEnded, a task is dropped that long after
+// it ends, created ended or updated to its end; running tasks stay.
+func TestEndedTasksExpire(t *testing.T) {
+	js := replica(t, embedded(t))
+	s := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent", KeepEnded: time.Second})
+	ctx := context.Background()
+	if _, err := s.Create(ctx, testTask("born-ended", "c", a2a.TaskStateRejected), 1); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Create(ctx, testTask("ends", "c", a2a.TaskStateWorking), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, testTask("ends", "c", a2a.TaskStateCompleted), 2, v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, testTask("runs", "c", a2a.TaskStateWorking), 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"born-ended", "ends"} {
+		// JetStream expires messages on its own schedule: poll, bounded.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			_, err := s.Get(ctx, id)
+			if errors.Is(err, taskstore.ErrNotFound) {
+				break
+			}
+			if err != nil || time.Now().After(deadline) {
+				t.Fatalf("task %s still there 30 s after it ended (err %v)", id, err)
+			}
+		}
+	}
+	if e, err := s.Get(ctx, "runs"); err != nil || e.Task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the running task: %+v, %v", e, err)
+	}
+	if ids := listIDs(t, s); !slices.Equal(ids, []string{"runs"}) {
+		t.Fatalf("List = %v, want only the running task", ids)
+	}
 }
 
 func TestTaskStoreReplicas(t *testing.T) {

@@ -11,6 +11,7 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -41,10 +42,13 @@ type Entry struct {
 // Log stores and replays task events. Implementations are safe for
 // concurrent use; events stored are shared and must not be modified.
 type Log interface {
-	// Append stores ev as the task's event number seq, which must be one
-	// more than the last (1 starts a task's log); otherwise it fails with
-	// ErrConflict. A terminal status seals the log.
-	Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error
+	// Append stores events as the task's events numbered seq, seq+1, …:
+	// all of them or, on error, none. seq must be one more than the last
+	// (1 starts a task's log); otherwise it fails with ErrConflict. A
+	// terminal status seals the log, so it may only be the last of events
+	// (ErrSealed). Appending no events does nothing. A writer appends
+	// several at once to pay for one write instead of one per event.
+	Append(ctx context.Context, taskID string, seq uint64, events ...a2a.Event) error
 	// Subscribe yields the task's events numbered above after, in order,
 	// then waits for and yields new ones as they are appended. It ends
 	// after the sealing event, when ctx is done (yielding ctx.Err()), or
@@ -62,4 +66,15 @@ type Log interface {
 func Seals(ev a2a.Event) bool {
 	s, ok := a2a.StateOf(ev)
 	return ok && s.Terminal()
+}
+
+// CheckBatch refuses, with ErrSealed, events to be appended from seq on
+// that hold a sealing event before their last; Log implementations call it.
+func CheckBatch(taskID string, seq uint64, events []a2a.Event) error {
+	for i, ev := range events[:len(events)-1] {
+		if Seals(ev) {
+			return fmt.Errorf("%w: task %s: event %d ends the task, %d more follow it", ErrSealed, taskID, seq+uint64(i), len(events)-1-i)
+		}
+	}
+	return nil
 }

@@ -38,7 +38,13 @@ func (m *Memory) get(taskID string) *taskLog {
 }
 
 // Append implements Log.
-func (m *Memory) Append(_ context.Context, taskID string, seq uint64, ev a2a.Event) error {
+func (m *Memory) Append(_ context.Context, taskID string, seq uint64, events ...a2a.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := CheckBatch(taskID, seq, events); err != nil {
+		return err
+	}
 	l := m.get(taskID)
 	if l == nil {
 		if seq != 1 {
@@ -63,8 +69,10 @@ func (m *Memory) Append(_ context.Context, taskID string, seq uint64, ev a2a.Eve
 	case seq != uint64(len(l.entries))+1:
 		return fmt.Errorf("%w: task %s is at event %d, cannot append event %d", ErrConflict, taskID, len(l.entries), seq)
 	}
-	l.entries = append(l.entries, Entry{Seq: seq, Event: ev})
-	l.sealed = Seals(ev)
+	for i, ev := range events {
+		l.entries = append(l.entries, Entry{Seq: seq + uint64(i), Event: ev})
+	}
+	l.sealed = Seals(events[len(events)-1])
 	if l.wake != nil {
 		close(l.wake)
 		l.wake = nil

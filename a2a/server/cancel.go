@@ -137,7 +137,7 @@ func (h *Handler) askAgent(ctx context.Context, task *a2a.Task) error {
 func (h *Handler) commitCancel(ctx context.Context, s *slot, e *taskstore.Entry) error {
 	ev := a2a.NewStatusUpdate(e.Task.ID, e.Task.ContextID, a2a.TaskStateCanceled, a2a.NewTextMessage(a2a.RoleAgent, "the task was canceled"))
 	s.mu.Lock()
-	err := h.commitLocked(context.WithoutCancel(ctx), s, e, ev)
+	_, err := h.commitLocked(context.WithoutCancel(ctx), s, e, ev)
 	s.mu.Unlock()
 	if err != nil && !errors.Is(err, errTaskEnded) {
 		return fmt.Errorf("cancel task %s: %w", e.Task.ID, err)

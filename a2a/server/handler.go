@@ -53,6 +53,15 @@ type Config struct {
 	// executor to stop before marking the task canceled anyway; 0 means
 	// 10 seconds.
 	CancelTimeout time.Duration
+	// CommitDelay is how long a run's event may wait to be committed (to
+	// the log and the task snapshot) together with the events that follow
+	// it: one write for a group rather than one per event, which is what a
+	// store across the network (JetStream) charges for. An event that
+	// settles the task commits its group at once, so a quick run costs
+	// one write whatever its number of events; a stream sees an event at
+	// most CommitDelay late. Nothing is visible (to streams, GetTask, other
+	// replicas) before it is committed. 0 commits each event at once.
+	CommitDelay time.Duration
 	// StoreOutage is how long a running task waits for stores that cannot
 	// be reached (eventlog.ErrUnavailable, taskstore.ErrUnavailable), such
 	// as a NATS server restarting, before its run fails; 0 means one
@@ -75,6 +84,7 @@ type Handler struct {
 	log      *slog.Logger
 
 	retention     time.Duration
+	commitDelay   time.Duration
 	cancelTimeout time.Duration
 	storeOutage   time.Duration
 
@@ -104,7 +114,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
-		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
+		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
 		slots: make(map[string]*slot),
 	}
 	if h.tasks == nil {

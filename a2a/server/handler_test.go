@@ -50,6 +50,11 @@ func card() *a2a.AgentCard {
 func newHandler(t *testing.T, exec server.AgentExecutor, tweak func(*server.Config)) *server.Handler {
 	t.Helper()
 	cfg := server.Config{Card: card(), Executor: exec}
+	if strings.HasPrefix(t.Name(), groupedPrefix) {
+		// Run again by TestGroupedCommits: with groups of events
+		// committed together, every test must still hold.
+		cfg.CommitDelay = 5 * time.Millisecond
+	}
 	if tweak != nil {
 		tweak(&cfg)
 	}

@@ -129,7 +129,7 @@ type flakyLog struct {
 	stored     map[uint64]bool // appends whose answers were lost
 }
 
-func (l *flakyLog) Append(ctx context.Context, taskID string, seq uint64, ev a2a.Event) error {
+func (l *flakyLog) Append(ctx context.Context, taskID string, seq uint64, events ...a2a.Event) error {
 	if l.stored[seq] {
 		delete(l.stored, seq)
 		return nil
@@ -138,7 +138,7 @@ func (l *flakyLog) Append(ctx context.Context, taskID string, seq uint64, ev a2a
 		l.down--
 		return eventlog.ErrUnavailable
 	}
-	if err := l.Memory.Append(ctx, taskID, seq, ev); err != nil {
+	if err := l.Memory.Append(ctx, taskID, seq, events...); err != nil {
 		return err
 	}
 	if seq > 1 && l.lost > 0 {

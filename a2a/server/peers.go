@@ -73,7 +73,7 @@ func (h *Handler) FailOrphan(ctx context.Context, taskID, reason string) error {
 	}
 	ev := a2a.NewStatusUpdate(taskID, e.Task.ContextID, a2a.TaskStateFailed, a2a.NewTextMessage(a2a.RoleAgent, reason))
 	s.mu.Lock()
-	err = h.commitLocked(ctx, s, &e, ev)
+	_, err = h.commitLocked(ctx, s, &e, ev)
 	s.mu.Unlock()
 	if err != nil && !errors.Is(err, errTaskEnded) {
 		return fmt.Errorf("fail orphaned task %s: %w", taskID, err)

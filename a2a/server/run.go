@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
@@ -16,12 +17,22 @@ import (
 // run is one execution of the agent for one message on one task. Its
 // goroutine is the only writer of the task while it holds the slot, except
 // for a cancellation that gives up waiting for it.
+//
+// A run commits its events in groups (Config.CommitDelay): each event is
+// folded into head at once, so bad events are refused where they occur
+// and a settling one is seen, and joins pending; the group is written
+// when an event settles the task, when a caller needs the task stored, or
+// when the delay is up (a timer). Only committed events are seen by
+// anyone: cur, feed and the stores.
 type run struct {
 	h      *Handler
 	s      *slot
 	req    *ExecRequest
 	ctx    context.Context
 	cancel context.CancelFunc
+	// eager commits the task as soon as it exists: the caller returns it
+	// at once (returnImmediately) and may read it anywhere.
+	eager bool
 
 	started chan struct{} // closed when the reply is decided
 	settled chan struct{} // closed at the first terminal or interrupted state
@@ -34,11 +45,20 @@ type run struct {
 	firstSeq uint64       // the sequence number of the run's first event
 
 	// Set before settled is closed.
-	final *a2a.Task
+	final    *a2a.Task
+	unstored error // why the task was never stored; final is nil
 
-	// cur is the task as last committed; it is written under s.mu, where
-	// a cancellation reads it.
-	cur taskstore.Entry
+	// Guarded by s.mu, which the commit timer takes too.
+	cur      taskstore.Entry // the task as last committed; no Task before its first commit
+	head     *a2a.Task       // cur.Task with pending applied
+	pending  []a2a.Event     // events folded into head, not yet committed
+	flushErr error           // a group's commit failed: the run ends with it
+	timer    *time.Timer     // commits the pending group CommitDelay after it began
+	armed    bool            // timer is set, and counted in h.wg
+
+	// feed passes committed events to the streams following this run.
+	feed feed
+
 	// Owned by the run goroutine.
 	pushCfg   *push.Config // registered with the send, saved once the task exists
 	isStarted bool
@@ -73,6 +93,7 @@ func (r *run) abandon() {
 		r.markStarted()
 		r.markSettled(nil)
 	}
+	r.feed.end(nil)
 	close(r.done)
 }
 
@@ -81,6 +102,10 @@ func (r *run) execute() {
 	h := r.h
 	defer h.wg.Done()
 	defer func() {
+		r.s.mu.Lock()
+		r.disarmLocked()
+		r.s.mu.Unlock()
+		r.feed.end(r.unstored)
 		r.s.release()
 		h.slotUnref(r.s)
 		r.cancel()
@@ -136,27 +161,25 @@ func (r *run) handle(ev a2a.Event) (stop bool, err error) {
 				return false, invalidEvent{err}
 			}
 		}
-		if err := r.create(initial); err != nil {
-			return false, err
-		}
-		if ok {
-			return r.settleIf(), nil
+		if stop, err := r.create(initial, ok); err != nil || ok {
+			return stop, err
 		}
 	}
 	if err := r.commit(ev); err != nil {
 		return false, err
 	}
-	return r.settleIf(), nil
+	return r.isSettled, nil
 }
 
-// create stores a new task from the agent's first event.
-func (r *run) create(t *a2a.Task) error {
+// create starts a new task from the agent's first event; the task itself
+// when event is set, else a submitted task the event then updates.
+func (r *run) create(t *a2a.Task, event bool) (stop bool, err error) {
 	h, req := r.h, r.req
 	if err := checkIDs(&a2a.Task{ID: req.TaskID, ContextID: req.ContextID}, t.ID, t.ContextID); err != nil {
-		return invalidEvent{err}
+		return false, invalidEvent{err}
 	}
 	if !t.Status.State.Valid() {
-		return invalidEvent{fmt.Errorf("initial task state %q is not a task state", t.Status.State)}
+		return false, invalidEvent{fmt.Errorf("initial task state %q is not a task state", t.Status.State)}
 	}
 	t.ID, t.ContextID = req.TaskID, req.ContextID
 	fillStatus(&t.Status, t.ID, t.ContextID)
@@ -164,88 +187,204 @@ func (r *run) create(t *a2a.Task) error {
 		t.History = []a2a.Message{*req.Message}
 	}
 	if err := checkArtifacts(t.Artifacts); err != nil {
-		return invalidEvent{err}
+		return false, invalidEvent{err}
 	}
-	ctx := context.WithoutCancel(r.ctx)
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	if err := h.events.Append(ctx, t.ID, 1, t); err != nil {
-		return fmt.Errorf("log task %s: %w", t.ID, err)
-	}
-	ver, err := h.tasks.Create(ctx, t, 1)
-	if err != nil {
-		return fmt.Errorf("store task %s: %w", t.ID, err)
-	}
-	r.cur = taskstore.Entry{Task: t, Seq: 1, Version: ver}
-	r.s.lastSeq = 1
-	if t.Status.State.Terminal() {
-		h.noteEnded(t.ID)
-	}
 	r.firstSeq, r.first = 1, t
+	// A webhook's deliveries read the task's log, so it must be there.
+	if err := r.addLocked(t, t, r.eager || r.pushCfg != nil); err != nil {
+		return false, err
+	}
 	if r.pushCfg != nil {
 		r.pushCfg.TaskID = t.ID
-		if err := h.pushCfgs.Save(ctx, *r.pushCfg); err != nil {
+		if err := h.pushCfgs.Save(context.WithoutCancel(r.ctx), *r.pushCfg); err != nil {
 			h.log.Warn("a2a: saving the push notification config of a new task failed", "task", t.ID, "err", err)
 		} else {
 			h.ensurePushLocked(r.s, 0)
 		}
 	}
 	r.markStarted()
-	return nil
+	r.settleLocked()
+	return event && r.isSettled, nil
 }
 
-// commit folds ev into the task, logs it and stores the new snapshot.
+// commit folds ev into the run's task and commits it, with the events
+// pending before it, when it must (see run).
 func (r *run) commit(ev a2a.Event) error {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	return r.h.commitLocked(context.WithoutCancel(r.ctx), r.s, &r.cur, ev)
+	if r.flushErr != nil {
+		return r.flushErr
+	}
+	next, logged, err := fold(r.head, ev)
+	if err != nil {
+		if r.head.Status.State.Terminal() {
+			return errTaskEnded
+		}
+		return invalidEvent{err}
+	}
+	if err := r.addLocked(next, logged, false); err != nil {
+		return err
+	}
+	r.settleLocked()
+	return nil
 }
 
-// commitLocked applies ev to *cur under s.mu. The log is written first: it
-// is the record of what happened, and its sequence check catches a writer
-// elsewhere that got there first; the store then follows it.
-func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entry, ev a2a.Event) error {
-	for attempt := 0; ; attempt++ {
-		next, logged, err := fold(cur.Task, ev)
-		if err != nil {
-			if cur.Task.Status.State.Terminal() {
-				return errTaskEnded
-			}
-			return invalidEvent{err}
+// addLocked makes next, which logged led to, the run's head, and commits
+// the pending group now when asked to, when there is no delay, or when
+// next settles the task; otherwise it sets the timer.
+func (r *run) addLocked(next *a2a.Task, logged a2a.Event, now bool) error {
+	r.head = next
+	r.pending = append(r.pending, logged)
+	if now || r.h.commitDelay <= 0 || next.Status.State.Settled() {
+		return r.flushLocked()
+	}
+	if !r.armed {
+		r.armed = true
+		r.h.wg.Add(1) // the run holds a count, so Close is not done waiting
+		if r.timer == nil {
+			r.timer = time.AfterFunc(r.h.commitDelay, r.flushLater)
+		} else {
+			r.timer.Reset(r.h.commitDelay)
 		}
+	}
+	return nil
+}
+
+// flushLater commits the pending group when the timer fires; a failure
+// ends the run at its next event (or at its end).
+func (r *run) flushLater() {
+	defer r.h.wg.Done()
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if r.armed {
+		r.armed = false
+		if err := r.flushLocked(); err != nil && r.cur.Task == nil {
+			// The task could not be created: stop the agent, and the
+			// run ends with the error (kept in r.flushErr).
+			r.cancel()
+		}
+	}
+}
+
+// disarmLocked stops the timer if it has not fired; a timer already firing
+// finds nothing to do, or commits what is pending.
+func (r *run) disarmLocked() {
+	if r.armed && r.timer.Stop() {
+		r.armed = false
+		r.h.wg.Done()
+	}
+}
+
+// flushLocked commits the pending group and passes it to the feed. A
+// failed commit drops the group: the run ends with the error.
+func (r *run) flushLocked() error {
+	if r.flushErr != nil || len(r.pending) == 0 {
+		return r.flushErr
+	}
+	r.disarmLocked()
+	evs := r.pending
+	r.pending = nil
+	first, err := r.h.writeLocked(context.WithoutCancel(r.ctx), r.s, &r.cur, r.head, evs)
+	r.head = r.cur.Task
+	if err != nil {
+		r.flushErr = err
+		return err
+	}
+	r.feed.add(first, evs)
+	return nil
+}
+
+// settleLocked marks the run settled once its task is, as committed.
+func (r *run) settleLocked() {
+	if t := r.cur.Task; t != nil && len(r.pending) == 0 && t.Status.State.Settled() {
+		r.markSettled(t)
+	}
+}
+
+// commitLocked applies evs to *cur and commits them under s.mu, returning
+// the number of the first. The caller is not a run of the task: the run
+// holding it, if any, has given up (see stopRun).
+func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entry, evs ...a2a.Event) (uint64, error) {
+	next, err := foldAll(cur.Task, evs)
+	if err != nil {
+		return 0, err
+	}
+	return h.writeLocked(ctx, s, cur, next, evs)
+}
+
+// foldAll folds evs into a private copy of t (a run that gave up may
+// still extend t's slices in place).
+func foldAll(t *a2a.Task, evs []a2a.Event) (*a2a.Task, error) {
+	next := private(t)
+	for _, ev := range evs {
+		var err error
+		if next, _, err = fold(next, ev); err != nil {
+			if t.Status.State.Terminal() {
+				return nil, errTaskEnded
+			}
+			return nil, invalidEvent{err}
+		}
+	}
+	return next, nil
+}
+
+// writeLocked logs evs, already folded into next, as the events after
+// *cur (the first when cur has no Task) and stores next as the snapshot,
+// under s.mu. The log is written first: it is the record of what happened,
+// and its sequence check catches a writer elsewhere that got there first,
+// after which evs are folded into that writer's task instead; the store
+// then follows the log. It returns the number evs got.
+func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry, next *a2a.Task, evs []a2a.Event) (uint64, error) {
+	id := next.ID
+	// A task not yet stored is a request still being answered: when the
+	// stores cannot be reached it fails at once rather than wait for them.
+	retry := h.outlast
+	if cur.Task == nil {
+		retry = func(op func() error) error { return op() }
+	}
+	for attempt := 0; ; attempt++ {
 		seq := cur.Seq + 1
-		err = h.outlast(func() error { return h.events.Append(ctx, cur.Task.ID, seq, logged) })
-		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 {
+		err := retry(func() error { return h.events.Append(ctx, id, seq, evs...) })
+		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 && cur.Task != nil {
 			// Someone else wrote the task: start again from its state.
 			var fresh taskstore.Entry
-			err := h.outlast(func() (err error) { fresh, err = h.load(ctx, cur.Task.ID); return err })
+			err := h.outlast(func() (err error) { fresh, err = h.load(ctx, id); return err })
 			if err != nil {
-				return fmt.Errorf("reload task %s: %w", cur.Task.ID, err)
+				return 0, fmt.Errorf("reload task %s: %w", id, err)
 			}
 			*cur = fresh
+			if next, err = foldAll(fresh.Task, evs); err != nil {
+				return 0, err
+			}
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("log event %d of task %s: %w", seq, cur.Task.ID, err)
+			return 0, fmt.Errorf("log event %d of task %s: %w", seq, id, err)
 		}
-		stored := taskstore.Entry{Task: next, Seq: seq}
-		err = h.outlast(func() (err error) { stored.Version, err = h.tasks.Update(ctx, next, seq, cur.Version); return err })
-		if errors.Is(err, taskstore.ErrConflict) {
-			// Another replica stored the task since it was read, or an
-			// update retried after its answer was lost had been stored.
-			err = h.outlast(func() (err error) { stored, err = h.restore(ctx, cur.Task.ID, seq); return err })
+		last := seq + uint64(len(evs)) - 1
+		stored := taskstore.Entry{Task: next, Seq: last}
+		if cur.Task == nil {
+			err = retry(func() (err error) { stored.Version, err = h.tasks.Create(ctx, next, last); return err })
+		} else {
+			err = h.outlast(func() (err error) { stored.Version, err = h.tasks.Update(ctx, next, last, cur.Version); return err })
+		}
+		if errors.Is(err, taskstore.ErrConflict) || errors.Is(err, taskstore.ErrExists) {
+			// Another replica stored the task since it was read, or a
+			// write retried after its answer was lost had been stored.
+			err = h.outlast(func() (err error) { stored, err = h.restore(ctx, id, last); return err })
 		}
 		if err != nil {
-			return fmt.Errorf("store task %s at event %d: %w", cur.Task.ID, seq, err)
+			return 0, fmt.Errorf("store task %s at event %d: %w", id, last, err)
 		}
-		wasTerminal := cur.Task.Status.State.Terminal()
+		wasTerminal := cur.Task != nil && cur.Task.Status.State.Terminal()
 		*cur = stored
 		s.lastSeq = stored.Seq
-		next = stored.Task
-		if !wasTerminal && next.Status.State.Terminal() {
-			h.noteEnded(next.ID)
+		if !wasTerminal && stored.Task.Status.State.Terminal() {
+			h.noteEnded(id)
 		}
-		return nil
+		return seq, nil
 	}
 }
 
@@ -264,15 +403,6 @@ func (h *Handler) outlast(op func() error) error {
 // did not answer in time), rather than refused the call.
 func unreachable(err error) bool {
 	return errors.Is(err, eventlog.ErrUnavailable) || errors.Is(err, taskstore.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// settleIf marks the run settled when the task's state ends the run.
-func (r *run) settleIf() bool {
-	if r.cur.Task.Status.State.Settled() {
-		r.markSettled(r.cur.Task)
-		return true
-	}
-	return false
 }
 
 func (r *run) markStarted() {
@@ -315,6 +445,22 @@ func (r *run) finish(outcome error) {
 	if r.isSettled {
 		return
 	}
+	// A group the timer failed to commit is lost: the run ends with why.
+	r.s.mu.Lock()
+	failed := r.flushErr
+	r.flushErr = nil
+	lost := failed != nil && r.cur.Task == nil
+	r.s.mu.Unlock()
+	if outcome == nil {
+		outcome = failed
+	}
+	if lost {
+		// The task was never stored: the caller gets the error instead.
+		h.log.Info("a2a: a new task could not be stored", "task", r.req.TaskID, "err", outcome)
+		r.unstored = outcome
+		r.markSettled(nil)
+		return
+	}
 	state, text := a2a.TaskStateFailed, "the agent's run ended before the task reached a final or interrupted state"
 	switch {
 	case errors.Is(outcome, errTaskEnded):
@@ -331,10 +477,12 @@ func (r *run) finish(outcome error) {
 			h.log.Error("a2a: recording the end of a run failed", "task", r.req.TaskID, "err", err)
 		}
 	}
-	if e, err := h.load(context.WithoutCancel(r.ctx), r.req.TaskID); err == nil {
-		r.s.mu.Lock() // a cancellation may be reading r.cur
-		r.cur = e
-		r.s.mu.Unlock()
+	e, err := h.load(context.WithoutCancel(r.ctx), r.req.TaskID)
+	r.s.mu.Lock()
+	if err == nil {
+		r.cur, r.head = e, e.Task
 	}
-	r.markSettled(r.cur.Task)
+	final := r.cur.Task
+	r.s.mu.Unlock()
+	r.markSettled(final)
 }

@@ -21,6 +21,7 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err != nil {
 		return nil, err
 	}
+	r.eager = req.Configuration != nil && req.Configuration.ReturnImmediately
 	// A blocking send waits for the run anyway, so the run uses this
 	// goroutine instead of a new one.
 	blocking := req.Configuration == nil || !req.Configuration.ReturnImmediately
@@ -46,6 +47,9 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	case <-r.settled:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	if r.final == nil {
+		return nil, r.unstored
 	}
 	if cfg != nil {
 		return view(r.final, cfg.HistoryLength, true), nil
@@ -83,7 +87,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		case r.reply != nil:
 			yield(eventlog.Entry{Event: r.reply}, nil)
 		default:
-			h.follow(ctx, r.req.TaskID, r.firstSeq-1, yield)
+			h.followRun(ctx, r, r.firstSeq-1, yield)
 		}
 	}
 }
@@ -244,9 +248,11 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 	next.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a2a.Now()}
 	r.s.mu.Lock()
 	r.cur = e
-	err = h.commitLocked(context.WithoutCancel(ctx), r.s, &r.cur, &next)
+	r.firstSeq, err = h.commitLocked(context.WithoutCancel(ctx), r.s, &r.cur, &next)
+	r.head = r.cur.Task
 	if err == nil {
-		r.firstSeq, r.first = r.cur.Seq, r.cur.Task
+		r.first = r.cur.Task
+		r.feed.add(r.firstSeq, []a2a.Event{&next})
 		var cfgs []push.Config
 		if pushCfg != nil {
 			pushCfg.TaskID = e.Task.ID

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/services/echo/echoagent"
 )
@@ -54,8 +56,8 @@ func stateCmd(args []string) error {
 	js := &target{name: "JetStream stores", bin: *echo, addr: "127.0.0.1:19212", path: "/"}
 	replica := &target{name: "JetStream replica B", bin: *echo, addr: "127.0.0.1:19213", path: "/"}
 	mem.args = echoArgs(mem.addr)
-	js.args = echoArgs(js.addr, "--state", "nats", "--nats", url)
-	replica.args = echoArgs(replica.addr, "--state", "nats", "--nats", url)
+	js.args = echoArgs(js.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m")
+	replica.args = echoArgs(replica.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m")
 	for _, t := range []*target{nats, mem, js, replica} {
 		defer t.stop()
 		if err := t.start(); err != nil {
@@ -233,6 +235,7 @@ func natsServerCmd(args []string) error {
 	fs := flag.NewFlagSet("nats-server", flag.ExitOnError)
 	port := fs.Int("port", 4222, "port on 127.0.0.1")
 	dir := fs.String("dir", "", "JetStream data directory (required)")
+	debugAddr := fs.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -246,6 +249,7 @@ func natsServerCmd(args []string) error {
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cli.ServeDebug(ctx, *debugAddr, slog.Default())
 	<-ctx.Done()
 	return nil
 }

@@ -73,7 +73,7 @@ func Main(def Def) {
 // Common holds the flags every service and the gateway share.
 type Common struct {
 	Addr, PublicURL, NATS, State, DataDir, LogLevel, DebugAddr *string
-	Retention, Wait, Heartbeat                                 *time.Duration
+	Retention, CommitDelay, Wait, Heartbeat                    *time.Duration
 	OpenAIBaseURL, OpenAIModel, OpenAIKey                      *string
 	// Retention on NATS.
 	EventsMaxAge, TasksMaxAge *time.Duration
@@ -97,7 +97,9 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 		LogLevel:  f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
 		DebugAddr: f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
 		Retention: f.Duration("retention", 10*time.Minute, "how long finished tasks are kept"),
-		Wait:      f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+		CommitDelay: f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", time.Millisecond,
+			"how long a task event may wait to be stored with the ones after it, one write for the group (a stream sees it this much later at most; 0: each event at once)"),
+		Wait: f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
 		Heartbeat: f.Duration("heartbeat", 10*time.Second,
 			"with --state nats: how long a replica may miss its heartbeat before its peers fail its running tasks (they do within about twice this)"),
 		EventsMaxAge: f.DurationEnv("events-max-age", "A2AMESH_EVENTS_MAX_AGE", 24*time.Hour,
@@ -209,7 +211,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
 	}
 	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
-		Retention: *common.Retention, Logger: log}
+		Retention: st.retention, CommitDelay: *common.CommitDelay, Logger: log}
 	if st.peers != nil {
 		cfg.Peers = st.peers
 	}
@@ -247,14 +249,17 @@ type state struct {
 	checkpoints adk.CheckPointStore
 	// peers connects the agent's replicas (--state nats).
 	peers *natsstore.Peers
-	close func()
+	// retention is the server's: --retention, or none when the stores
+	// drop ended tasks themselves.
+	retention time.Duration
+	close     func()
 }
 
 // openState opens the stores --state names: in memory (checkpoints in
 // --data-dir if set, events also published to --nats if set), or on
 // JetStream under the agent's name, so that its replicas share them.
 func openState(ctx context.Context, common *Common, service, agent string, log *slog.Logger) (*state, error) {
-	st := &state{close: func() {}}
+	st := &state{retention: *common.Retention, close: func() {}}
 	switch *common.State {
 	case "memory":
 		st.checkpoints = &adk.MemoryCheckPointStore{}
@@ -299,12 +304,17 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 }
 
 func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string, common *Common, log *slog.Logger) error {
+	// The stores drop ended tasks (a TTL on the final snapshot, the events
+	// stream's age, the webhooks bucket's): a task ended by a replica
+	// that then died goes too, and no request pays for evicting.
 	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: agent, Events: common.events(),
-		Tasks: natsstore.BucketConfig{TTL: *common.TasksMaxAge}, HeartbeatTTL: *common.Heartbeat, Logger: log})
+		Tasks: natsstore.BucketConfig{TTL: *common.TasksMaxAge}, KeepEnded: max(*common.Retention, 0),
+		Push: natsstore.BucketConfig{TTL: *common.EventsMaxAge}, HeartbeatTTL: *common.Heartbeat, Logger: log})
 	if err != nil {
 		return err
 	}
 	st.events, st.tasks, st.push, st.checkpoints, st.peers = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Peers
+	st.retention = -1
 	return nil
 }
 

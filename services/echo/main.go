@@ -25,11 +25,15 @@ func main() {
 	addr := f.String("addr", "127.0.0.1:9001", "address to listen on")
 	publicURL := f.String("public-url", "", "endpoint URL to put in the agent card (default http://<addr>/)")
 	retention := f.Duration("retention", 10*time.Minute, "how long finished tasks are kept")
+	commitDelay := f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", time.Millisecond,
+		"how long a task event may wait to be stored with the ones after it, one write for the group (0: each event at once)")
 	level := f.String("log-level", "info", "log level: debug, info, warn or error")
 	debugAddr := f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
 	pushAllow := f.String("push-allow", "", "comma-separated CIDRs or host names push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8)")
 	state := f.StringEnv("state", "A2AMESH_STATE", "memory", "where tasks live: memory (this process) or nats (JetStream on --nats, shared by the replicas)")
 	natsURL := f.StringEnv("nats", "NATS_URL", "", "NATS server for --state nats")
+	eventsMaxAge := f.DurationEnv("events-max-age", "A2AMESH_EVENTS_MAX_AGE", 24*time.Hour,
+		"with --state nats: how long the events stream keeps task events (and the webhooks bucket its configs)")
 	if err := f.Parse(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -49,7 +53,7 @@ func main() {
 		url = "http://" + ln.Addr().String() + "/"
 	}
 	cfg := server.Config{
-		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, Logger: log,
+		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, CommitDelay: *commitDelay, Logger: log,
 		PushSender: &push.Sender{Guard: push.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
 	}
 	ctx, stop := cli.SignalContext()
@@ -63,11 +67,15 @@ func main() {
 			cli.Fatal(log, "state", err)
 		}
 		defer nc.Close()
-		a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "echo", Logger: log})
+		// The stores drop ended tasks themselves (see service.openNATS).
+		a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "echo", Logger: log,
+			Events: natsstore.EventsConfig{MaxAge: *eventsMaxAge}, Push: natsstore.BucketConfig{TTL: *eventsMaxAge},
+			KeepEnded: max(*retention, 0)})
 		if err != nil {
 			cli.Fatal(log, "state", err)
 		}
 		cfg.Tasks, cfg.Events, cfg.PushConfigs, cfg.Peers, peers = a.Tasks, a.Log, a.Push, a.Peers, a.Peers
+		cfg.Retention = -1
 	default:
 		cli.Fatal(log, "state", fmt.Errorf("--state %q: memory or nats", *state))
 	}

@@ -5,6 +5,7 @@ package logtest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ func Run(t *testing.T, newLog func(t *testing.T) eventlog.Log) {
 	t.Run("ReplayAfter", func(t *testing.T) { testReplayAfter(t, newLog(t)) })
 	t.Run("FollowLive", func(t *testing.T) { testFollowLive(t, newLog(t)) })
 	t.Run("Sealing", func(t *testing.T) { testSealing(t, newLog(t)) })
+	t.Run("Batches", func(t *testing.T) { testBatches(t, newLog(t)) })
 	t.Run("CancelSubscription", func(t *testing.T) { testCancel(t, newLog(t)) })
 	t.Run("NotFoundAndDelete", func(t *testing.T) { testNotFound(t, newLog(t)) })
 	t.Run("ManySubscribers", func(t *testing.T) { testManySubscribers(t, newLog(t)) })
@@ -127,6 +129,66 @@ func testSealing(t *testing.T, l eventlog.Log) {
 	// An interrupted state does not seal.
 	mustAppend(t, l, "u", 1, &a2a.TaskStatusUpdateEvent{TaskID: "u", Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired}})
 	mustAppend(t, l, "u", 2, working("u", 1))
+}
+
+// testBatches appends several events at once: they are numbered in order,
+// replayed from inside a batch, followed live, and refused all together.
+func testBatches(t *testing.T, l eventlog.Log) {
+	ctx := context.Background()
+	task := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
+	if err := l.Append(ctx, "t", 1); err != nil {
+		t.Fatalf("append of nothing = %v", err)
+	}
+	if _, err := l.Last(ctx, "t"); !errors.Is(err, eventlog.ErrNotFound) {
+		t.Fatalf("Last after appending nothing = %v, want ErrNotFound", err)
+	}
+	if err := l.Append(ctx, "t", 1, task, working("t", 1), working("t", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.Last(ctx, "t"); n != 3 || err != nil {
+		t.Fatalf("Last = %d, %v, want 3", n, err)
+	}
+	if err := l.Append(ctx, "t", 3, working("t", 3), working("t", 4)); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("batch at 3 after 3 = %v, want ErrConflict", err)
+	}
+	if err := l.Append(ctx, "t", 4, working("t", 3), completed("t"), working("t", 5)); !errors.Is(err, eventlog.ErrSealed) {
+		t.Fatalf("batch with events after a terminal one = %v, want ErrSealed", err)
+	}
+	if n, err := l.Last(ctx, "t"); n != 3 || err != nil {
+		t.Fatalf("Last after refused batches = %d, %v, want 3 (nothing of them stored)", n, err)
+	}
+	// A subscriber starting inside the first batch, following the next.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	done := make(chan []uint64)
+	go func() {
+		seqs, err := collect(t, l, ctx, "t", 2, 100)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- seqs
+	}()
+	if err := l.Append(ctx, "t", 4, working("t", 4), working("t", 5), completed("t")); err != nil {
+		t.Fatal(err)
+	}
+	if seqs := <-done; !slices.Equal(seqs, []uint64{3, 4, 5, 6}) {
+		t.Fatalf("subscriber after 2 got %v, want 3 to 6", seqs)
+	}
+	var states []a2a.TaskState
+	for e, err := range l.Subscribe(ctx, "t", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := a2a.StateOf(e.Event)
+		states = append(states, s)
+	}
+	want := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateWorking, a2a.TaskStateWorking, a2a.TaskStateWorking, a2a.TaskStateCompleted}
+	if !slices.Equal(states, want) {
+		t.Fatalf("replay: states %v, want %v", states, want)
+	}
+	if err := l.Append(ctx, "t", 7, working("t", 7)); !errors.Is(err, eventlog.ErrSealed) {
+		t.Fatalf("append after a batch ending the task = %v, want ErrSealed", err)
+	}
 }
 
 func testCancel(t *testing.T, l eventlog.Log) {
