@@ -66,12 +66,15 @@ fuzz: fuzz-seed
 # Side-by-side benchmarks: the A2A server with a2a-go v2.4.0 in process
 # (go test -bench) and over the network (a2aload compare); the ADK with
 # Eino v0.7.36; what a remote hop adds, with adk-go v0.3.0 + a2a-go v0.3.3
-# (a2aload hops). See docs/benchmarks.md.
+# (a2aload hops); the echo service's stores in memory vs on JetStream, beside
+# what acknowledged JetStream writes alone cost (a2aload state). See
+# docs/benchmarks.md.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
 	bin/a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
+	bin/a2aload state | tee bin/state.md
 
 build:
 	@mkdir -p bin
@@ -79,6 +82,7 @@ build:
 	$(GO) build -o bin/echo ./services/echo
 	$(GO) build -o bin/a2agoecho ./bench/a2agoecho
 	$(GO) build -o bin/hertzfloor ./bench/hertzfloor
+	$(GO) build -o bin/jsfloor ./bench/jsfloor
 	$(GO) build -o bin/a2aload ./cmd/a2aload
 	$(GO) build -o bin/hops ./bench/hops
 	cd bench/adkgohops && $(GO) build -o ../../bin/adkgohops .

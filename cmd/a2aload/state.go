@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -22,13 +23,17 @@ import (
 )
 
 // stateCmd compares the echo service with its state in memory and on
-// JetStream (--state nats) under the same load, rounds alternating which
-// goes first, and then measures how long an event made on one JetStream
-// replica takes to reach a subscriber on another.
+// JetStream (--state nats) under the same load, rounds rotating which goes
+// first, and then measures how long an event made on one JetStream replica
+// takes to reach a subscriber on another. Beside them run two floors
+// (bench/jsfloor): the echo service with in-memory stores that publishes
+// each commit to JetStream, once or twice, waiting for the acks, so the
+// report shows what acknowledged writes alone cost on this machine.
 func stateCmd(args []string) error {
 	fs := flag.NewFlagSet("state", flag.ExitOnError)
 	echo := fs.String("echo", "bin/echo", "a2amesh echo service binary")
-	rounds := fs.Int("rounds", 3, "rounds; the order of the two rotates each round")
+	floor := fs.String("floor", "bin/jsfloor", "durable-write floor binary (empty: no floors)")
+	rounds := fs.Int("rounds", 3, "rounds; which configuration goes first rotates each round")
 	d := fs.Duration("duration", 8*time.Second, "measured load per configuration, scenario and round")
 	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load before each measurement")
 	conns := fs.Int("conns", 32, "concurrent connections")
@@ -58,7 +63,15 @@ func stateCmd(args []string) error {
 	mem.args = echoArgs(mem.addr)
 	js.args = echoArgs(js.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m")
 	replica.args = echoArgs(replica.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m")
-	for _, t := range []*target{nats, mem, js, replica} {
+	measured := []*target{mem, js}
+	if *floor != "" {
+		for i, name := range []string{"floor: 1 publish/commit", "floor: 2 publishes/commit"} {
+			addr := fmt.Sprintf("127.0.0.1:%d", 19214+i)
+			measured = append(measured, &target{name: name, bin: *floor, addr: addr, path: "/",
+				args: []string{"--addr", addr, "--nats", url, "--retention", "5s", "--publishes", strconv.Itoa(i + 1)}})
+		}
+	}
+	for _, t := range append([]*target{nats, replica}, measured...) {
 		defer t.stop()
 		if err := t.start(); err != nil {
 			return err
@@ -88,11 +101,9 @@ func stateCmd(args []string) error {
 	for r := range *rounds {
 		for _, key := range order {
 			sc := scenarios[key]
-			pair := []*target{mem, js}
-			if r%2 == 1 {
-				pair = []*target{js, mem}
-			}
-			for _, t := range pair {
+			// Each takes its turn first.
+			k := r % len(measured)
+			for _, t := range append(measured[k:len(measured):len(measured)], measured[:k]...) {
 				if _, err := t.measure(ctx, sc, *conns, *warm, *maxReq); err != nil {
 					return err
 				}
@@ -122,11 +133,11 @@ func stateCmd(args []string) error {
 			break
 		}
 		sc := scenarios[key]
-		fmt.Printf("## %s: stores in memory vs on JetStream (median of %d rounds)\n\n", sc.name, *rounds)
+		fmt.Printf("## %s: stores in memory vs on JetStream, and the floors (median of %d rounds)\n\n", sc.name, *rounds)
 		fmt.Println("| stores | req/s | × in-memory | p50 | p99 | server CPU / req | NATS server CPU / req |")
 		fmt.Println("|---|---|---|---|---|---|---|")
 		var base float64
-		for _, t := range []*target{mem, js} {
+		for _, t := range measured {
 			runs := slices.Clone(results[key][t.name])
 			slices.SortFunc(runs, func(a, b run) int { return cmp.Compare(a.m.res.rate(), b.m.res.rate()) })
 			m, natsCPU := runs[len(runs)/2].m, runs[len(runs)/2].natsCPU
