@@ -11,6 +11,12 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 )
 
+// CommitDelay is the server.Config.CommitDelay to use with these stores:
+// a run's events that come within it of each other are stored in one
+// append and one snapshot write, and a JetStream write costs far more than
+// the millisecond a stream may see an event later.
+const CommitDelay = time.Millisecond
+
 // AgentConfig configures the state of one replica of an agent.
 type AgentConfig struct {
 	// Namespace is the agent's name, shared by its replicas. Required.

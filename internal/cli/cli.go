@@ -24,13 +24,23 @@ import (
 // default, and the usage names the variable.
 type Flags struct {
 	*flag.FlagSet
-	prefix string
-	errs   []error
+	prefix  string
+	errs    []error
+	fromEnv map[string]bool // flags whose default came from the environment
 }
 
 // NewFlags returns Flags whose variables are named PREFIX_FLAG_NAME.
 func NewFlags(name, envPrefix string) *Flags {
-	return &Flags{FlagSet: flag.NewFlagSet(name, flag.ExitOnError), prefix: envPrefix}
+	return &Flags{FlagSet: flag.NewFlagSet(name, flag.ExitOnError), prefix: envPrefix, fromEnv: map[string]bool{}}
+}
+
+// Given reports whether the flag was set, on the command line or by its
+// environment variable, rather than left at its default; for defaults
+// that depend on other flags.
+func (f *Flags) Given(name string) bool {
+	given := f.fromEnv[name]
+	f.Visit(func(fl *flag.Flag) { given = given || fl.Name == name })
+	return given
 }
 
 func (f *Flags) env(name string) (string, string, bool) {
@@ -43,7 +53,7 @@ func (f *Flags) env(name string) (string, string, bool) {
 func (f *Flags) String(name, def, usage string) *string {
 	key, v, ok := f.env(name)
 	if ok {
-		def = v
+		def, f.fromEnv[name] = v, true
 	}
 	return f.FlagSet.String(name, def, usage+" (env "+key+")")
 }
@@ -52,7 +62,7 @@ func (f *Flags) String(name, def, usage string) *string {
 // every command shares under one name (NATS_URL, OPENAI_API_KEY).
 func (f *Flags) StringEnv(name, env, def, usage string) *string {
 	if v, ok := os.LookupEnv(env); ok {
-		def = v
+		def, f.fromEnv[name] = v, true
 	}
 	return f.FlagSet.String(name, def, usage+" (env "+env+")")
 }
@@ -76,7 +86,7 @@ func (f *Flags) duration(name, key, v string, ok bool, def time.Duration, usage 
 		if err != nil {
 			f.errs = append(f.errs, fmt.Errorf("%s=%q: %w", key, v, err))
 		} else {
-			def = d
+			def, f.fromEnv[name] = d, true
 		}
 	}
 	return f.FlagSet.Duration(name, def, usage+" (env "+key+")")
@@ -101,7 +111,7 @@ func (f *Flags) int(name, key, v string, ok bool, def int, usage string) *int {
 		if err != nil {
 			f.errs = append(f.errs, fmt.Errorf("%s=%q: %w", key, v, err))
 		} else {
-			def = n
+			def, f.fromEnv[name] = n, true
 		}
 	}
 	return f.FlagSet.Int(name, def, usage+" (env "+key+")")

@@ -78,6 +78,18 @@ type Common struct {
 	// Retention on NATS.
 	EventsMaxAge, TasksMaxAge *time.Duration
 	EventsPerTask             *int
+
+	flags *cli.Flags
+}
+
+// commitDelay is --commit-delay, whose default depends on --state: a group
+// of events committed together saves JetStream writes, while in memory a
+// commit costs less than the timer that would gather its group.
+func (c *Common) commitDelay() time.Duration {
+	if c.flags.Given("commit-delay") || *c.State != "nats" {
+		return *c.CommitDelay
+	}
+	return natsstore.CommitDelay
 }
 
 // events is the events stream's configuration the flags give.
@@ -88,6 +100,7 @@ func (c *Common) events() natsstore.EventsConfig {
 // CommonFlags defines the shared flags on f.
 func CommonFlags(f *cli.Flags, addr string) *Common {
 	return &Common{
+		flags:     f,
 		Addr:      f.String("addr", addr, "address to listen on"),
 		PublicURL: f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
 		NATS:      f.StringEnv("nats", "NATS_URL", "", "NATS server to publish task events to (empty: none)"),
@@ -97,8 +110,8 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 		LogLevel:  f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
 		DebugAddr: f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
 		Retention: f.Duration("retention", 10*time.Minute, "how long finished tasks are kept"),
-		CommitDelay: f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", time.Millisecond,
-			"how long a task event may wait to be stored with the ones after it, one write for the group (a stream sees it this much later at most; 0: each event at once)"),
+		CommitDelay: f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", 0,
+			"how long a task event may wait to be stored with the ones after it, one write for the group (a stream sees it this much later at most; 0: each event at once); default 0 in memory, "+natsstore.CommitDelay.String()+" with --state nats"),
 		Wait: f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
 		Heartbeat: f.Duration("heartbeat", 10*time.Second,
 			"with --state nats: how long a replica may miss its heartbeat before its peers fail its running tasks (they do within about twice this)"),
@@ -211,7 +224,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
 	}
 	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
-		Retention: st.retention, CommitDelay: *common.CommitDelay, Logger: log}
+		Retention: st.retention, CommitDelay: common.commitDelay(), Logger: log}
 	if st.peers != nil {
 		cfg.Peers = st.peers
 	}

@@ -25,8 +25,8 @@ func main() {
 	addr := f.String("addr", "127.0.0.1:9001", "address to listen on")
 	publicURL := f.String("public-url", "", "endpoint URL to put in the agent card (default http://<addr>/)")
 	retention := f.Duration("retention", 10*time.Minute, "how long finished tasks are kept")
-	commitDelay := f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", time.Millisecond,
-		"how long a task event may wait to be stored with the ones after it, one write for the group (0: each event at once)")
+	commitDelay := f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", 0,
+		"how long a task event may wait to be stored with the ones after it, one write for the group (0: each event at once); default 0 in memory, "+natsstore.CommitDelay.String()+" with --state nats")
 	level := f.String("log-level", "info", "log level: debug, info, warn or error")
 	debugAddr := f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
 	pushAllow := f.String("push-allow", "", "comma-separated CIDRs or host names push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8)")
@@ -76,6 +76,9 @@ func main() {
 		}
 		cfg.Tasks, cfg.Events, cfg.PushConfigs, cfg.Peers, peers = a.Tasks, a.Log, a.Push, a.Peers, a.Peers
 		cfg.Retention = -1
+		if !f.Given("commit-delay") {
+			cfg.CommitDelay = natsstore.CommitDelay
+		}
 	default:
 		cli.Fatal(log, "state", fmt.Errorf("--state %q: memory or nats", *state))
 	}
