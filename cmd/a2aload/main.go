@@ -100,6 +100,13 @@ type target struct {
 	cmd  *exec.Cmd
 }
 
+// rotated returns ts starting at ts[r % len(ts)], so that over the rounds
+// each target takes its turn first.
+func rotated(ts []*target, r int) []*target {
+	k := r % len(ts)
+	return append(slices.Clone(ts[k:]), ts[:k]...)
+}
+
 func (t *target) start() error {
 	t.cmd = exec.Command(t.bin, t.args...)
 	t.cmd.Stdout, t.cmd.Stderr = io.Discard, os.Stderr
@@ -191,10 +198,7 @@ func compareCmd(args []string) error {
 	for r := range *rounds {
 		for _, key := range order {
 			sc := scenarios[key]
-			rot := slices.Clone(targets)
-			for range r {
-				rot = append(rot[1:], rot[0])
-			}
+			rot := rotated(targets, r)
 			for _, t := range rot {
 				if _, err := t.measure(ctx, sc, *conns, *warm, *maxReq); err != nil {
 					return err

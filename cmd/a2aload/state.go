@@ -101,9 +101,7 @@ func stateCmd(args []string) error {
 	for r := range *rounds {
 		for _, key := range order {
 			sc := scenarios[key]
-			// Each takes its turn first.
-			k := r % len(measured)
-			for _, t := range append(measured[k:len(measured):len(measured)], measured[:k]...) {
+			for _, t := range rotated(measured, r) {
 				if _, err := t.measure(ctx, sc, *conns, *warm, *maxReq); err != nil {
 					return err
 				}
