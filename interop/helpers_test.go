@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
@@ -153,7 +154,7 @@ func startOurServer(t *testing.T, o ourOptions) *ourServer {
 		o.card(card)
 	}
 	if o.loopbackPush {
-		cfg.PushSender = &push.Sender{Guard: push.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
+		cfg.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
 	}
 	h := a2atest.NewHandler(t, cfg)
 	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})

@@ -16,6 +16,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
@@ -92,7 +93,7 @@ func startEcho(t *testing.T, o serverOpts) *echoServer {
 // allowLoopbackPush lets the handler deliver push notifications to
 // webhooks on 127.0.0.1.
 func allowLoopbackPush(cfg *server.Config) {
-	cfg.PushSender = &push.Sender{Guard: push.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
+	cfg.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
 }
 
 // newHTTPClient returns an HTTP client of the test's own, so that the

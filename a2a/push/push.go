@@ -10,9 +10,9 @@
 //     of the A2A version the client registered with, retrying transient
 //     failures with backoff.
 //   - protection of the server's own network: a webhook URL is chosen by a
-//     client, so Guard refuses URLs and connections that point at loopback,
-//     private, link-local and similar addresses (server-side request
-//     forgery) unless an operator allowlists them.
+//     client, so Sender dials through a netguard.Guard, which refuses
+//     loopback, private, link-local and similar addresses (server-side
+//     request forgery) unless an operator allowlists them.
 //
 // Which events are pushed, and when, is the server's decision: it calls
 // Sender.Notify for each event a task's webhooks should see.

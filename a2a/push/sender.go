@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 )
 
 // Defaults of a zero Sender.
@@ -61,7 +62,7 @@ type Sender struct {
 	// MaxBackoff also caps a webhook's Retry-After.
 	MaxBackoff time.Duration
 	// Guard checks every connection the default client makes.
-	Guard Guard
+	Guard netguard.Guard
 	// Logger receives failed attempts (Debug) and failed deliveries (Warn).
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -252,7 +253,7 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		if ctx.Err() == nil && (errors.Is(actx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
 			err = fmt.Errorf("no response within %v: %w", timeout, err)
 		}
-		return result{err: err, permanent: isGuardError(err), retryAfter: -1}
+		return result{err: err, permanent: errors.Is(err, netguard.ErrRefused), retryAfter: -1}
 	}
 	snippet := drain(resp)
 	r := result{status: resp.StatusCode, statusText: resp.Status, retryAfter: -1}

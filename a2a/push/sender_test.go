@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 )
 
 // request is what a webhook received.
@@ -72,7 +73,7 @@ func newSender(t *testing.T) *Sender {
 	s := &Sender{
 		BaseBackoff: time.Millisecond,
 		MaxBackoff:  5 * time.Millisecond,
-		Guard:       Guard{Allow: []string{"127.0.0.0/8"}},
+		Guard:       netguard.Guard{Allow: []string{"127.0.0.0/8"}},
 		Logger:      slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	t.Cleanup(func() { s.httpClient().CloseIdleConnections() })
@@ -372,7 +373,7 @@ func TestNotifyCancelledBeforehand(t *testing.T) {
 func TestNotifyGuardRefusal(t *testing.T) {
 	h := newHook(t, statuses(http.StatusOK))
 	s := newSender(t)
-	s.Guard = Guard{} // the zero Guard refuses 127.0.0.1
+	s.Guard = netguard.Guard{} // the zero Guard refuses 127.0.0.1
 	err := s.Notify(context.Background(), hookConfig(h.url()), statusEvent(a2a.TaskStateWorking), nil)
 	if err == nil || !strings.Contains(err.Error(), "loopback") || !strings.Contains(err.Error(), "1 attempt(s)") {
 		t.Fatalf("Notify to 127.0.0.1 with the zero Guard = %v, want a loopback refusal after 1 attempt", err)

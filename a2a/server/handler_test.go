@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/services/echo/echoagent"
@@ -788,7 +789,7 @@ func TestPushNotifications(t *testing.T) {
 	}))
 	defer hook.Close()
 	h := newHandler(t, &echoagent.Agent{SlowChunks: 3, SlowInterval: time.Millisecond}, func(c *server.Config) {
-		c.PushSender = &push.Sender{Guard: push.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: time.Millisecond}
+		c.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: time.Millisecond}
 	})
 	ctx := context.Background()
 	req := send("slow: abc")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/cli"
@@ -54,7 +55,7 @@ func main() {
 	}
 	cfg := server.Config{
 		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, CommitDelay: *commitDelay, Logger: log,
-		PushSender: &push.Sender{Guard: push.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
+		PushSender: &push.Sender{Guard: netguard.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()

@@ -1,4 +1,9 @@
-package push
+// Package netguard keeps outbound connections whose destination someone
+// else chose (a client's webhook URL, the interfaces an agent card lists)
+// out of the server's own network: Guard refuses URLs and connections that
+// point at loopback, private, link-local and similar addresses (server-side
+// request forgery) unless an operator allowlists them.
+package netguard
 
 import (
 	"context"
@@ -12,7 +17,7 @@ import (
 	"syscall"
 )
 
-// Guard refuses webhook URLs that point into the server's own network:
+// Guard refuses URLs that point into the server's own network:
 // loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 incl. cloud
 // metadata, fe80::/10), unspecified (0.0.0.0/8, ::), multicast, CGNAT
 // 100.64/10, and IPv4-mapped IPv6 forms of those — unless an allowlist entry
@@ -40,16 +45,15 @@ type allowlist struct {
 	hosts    map[string]bool // normalized by hostKey
 }
 
-// guardError is a refusal or a bad allowlist: nothing a retry can fix, so
-// Sender does not retry it.
+// ErrRefused matches, with errors.Is, every error DialContext returns for a
+// refused destination or a bad allowlist: nothing a retry can fix.
+var ErrRefused = errors.New("netguard: destination refused")
+
+// guardError is a refusal or a bad allowlist.
 type guardError struct{ msg string }
 
-func (e *guardError) Error() string { return e.msg }
-
-func isGuardError(err error) bool {
-	var g *guardError
-	return errors.As(err, &g)
-}
+func (e *guardError) Error() string        { return e.msg }
+func (e *guardError) Is(target error) bool { return target == ErrRefused }
 
 var (
 	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
@@ -119,7 +123,7 @@ func parseAllow(entries []string) (allowlist, error) {
 }
 
 func badEntry(e string) error {
-	return &guardError{fmt.Sprintf("push: invalid push notification allowlist entry %q: want a CIDR prefix (10.0.0.0/8), an IP address (10.1.2.3) or an exact host name (hooks.internal)", e)}
+	return &guardError{fmt.Sprintf("netguard: invalid allowlist entry %q: want a CIDR prefix (10.0.0.0/8), an IP address (10.1.2.3) or an exact host name (hooks.internal)", e)}
 }
 
 // hostKey normalizes a host name for comparison: DNS names are case
@@ -184,7 +188,7 @@ var (
 	loopback6 = netip.IPv6Loopback()
 )
 
-// CheckURL validates a webhook URL when a config is registered: scheme http
+// CheckURL validates a URL before it is accepted (a webhook when its config is registered): scheme http
 // or https, a host, no userinfo; a literal IP host or "localhost" in a
 // refused range fails unless allowed. It does not resolve host names: what
 // a name resolves to can change before delivery, so DialContext checks the
@@ -202,30 +206,30 @@ func (g *Guard) CheckURL(raw string) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("webhook URL %q is not a valid URL: %v", raw, err)
+		return fmt.Errorf("URL %q is not a valid URL: %v", raw, err)
 	}
 	if u.User != nil {
 		// Do not echo the password back.
-		return fmt.Errorf("webhook URL %q must not contain a user name or password: put credentials in the config's authentication instead", u.Redacted())
+		return fmt.Errorf("URL %q must not contain a user name or password: pass credentials another way (a webhook config has an authentication field)", u.Redacted())
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("webhook URL %q must be an absolute http:// or https:// URL", raw)
+		return fmt.Errorf("URL %q must be an absolute http:// or https:// URL", raw)
 	}
 	host := u.Hostname()
 	if host == "" {
-		return fmt.Errorf("webhook URL %q has no host", raw)
+		return fmt.Errorf("URL %q has no host", raw)
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		if kind := refusedKind(a); kind != "" && !al.admitsAddr(a) {
-			return fmt.Errorf("webhook URL %q points to %s, %s, which this server does not call because it may reach the server's own network; use a public address, or have the server operator add %q to the push notification allowlist", raw, host, kind, a.WithZone("").String())
+			return fmt.Errorf("URL %q points to %s, %s, which this server does not call because it may reach the server's own network; use a public address, or have the server operator add %q to the allowlist", raw, host, kind, a.WithZone("").String())
 		}
 		return nil
 	}
 	if numericHost(hostKey(host)) {
-		return fmt.Errorf("webhook URL %q has host %q, which reads as an IPv4 address in shorthand form; write the address as four decimal numbers (a.b.c.d) or use a host name", raw, host)
+		return fmt.Errorf("URL %q has host %q, which reads as an IPv4 address in shorthand form; write the address as four decimal numbers (a.b.c.d) or use a host name", raw, host)
 	}
 	if isLocalhost(host) && !al.admitsHost(host) && !al.admitsAddr(loopback4) && !al.admitsAddr(loopback6) {
-		return fmt.Errorf("webhook URL %q points to %s, a loopback address, which this server does not call because it is the server itself; have the server operator add %q to the push notification allowlist if this is intended", raw, host, hostKey(host))
+		return fmt.Errorf("URL %q points to %s, a loopback address, which this server does not call because it is the server itself; have the server operator add %q to the allowlist if this is intended", raw, host, hostKey(host))
 	}
 	return nil
 }
@@ -257,7 +261,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 func (al *allowlist) checkDial(host, address string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &guardError{fmt.Sprintf("push: refusing to connect to %s: not an IP address and port", address)}
+		return &guardError{fmt.Sprintf("netguard: refusing to connect to %s: not an IP address and port", address)}
 	}
 	a := ap.Addr()
 	kind := refusedKind(a)
@@ -266,7 +270,7 @@ func (al *allowlist) checkDial(host, address string) error {
 	}
 	ip := a.Unmap().WithZone("").String()
 	if _, err := netip.ParseAddr(host); err == nil {
-		return &guardError{fmt.Sprintf("push: refusing to connect to %s, %s, which may reach the server's own network; add %q to the push notification allowlist if this is intended", address, kind, ip)}
+		return &guardError{fmt.Sprintf("netguard: refusing to connect to %s, %s, which may reach the server's own network; add %q to the allowlist if this is intended", address, kind, ip)}
 	}
-	return &guardError{fmt.Sprintf("push: refusing to connect to %s for host %q: it is %s, which may reach the server's own network; add %q or %q to the push notification allowlist if this is intended", address, host, kind, hostKey(host), ip)}
+	return &guardError{fmt.Sprintf("netguard: refusing to connect to %s for host %q: it is %s, which may reach the server's own network; add %q or %q to the allowlist if this is intended", address, host, kind, hostKey(host), ip)}
 }

@@ -1,7 +1,8 @@
-package push
+package netguard
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -174,7 +175,7 @@ func TestDialContext(t *testing.T) {
 				t.Fatalf("DialContext(%s) = %v, want a connection", tt.addr, err)
 			case !tt.ok && err == nil:
 				t.Fatalf("DialContext(%s) connected, want a refusal", tt.addr)
-			case !tt.ok && (!isGuardError(err) || !strings.Contains(err.Error(), "allowlist")):
+			case !tt.ok && (!errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "allowlist")):
 				t.Fatalf("DialContext(%s) = %v, want a guard refusal saying how to allow it", tt.addr, err)
 			}
 		})
