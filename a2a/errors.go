@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // ErrorCode is a JSON-RPC error code: the standard JSON-RPC codes and the
@@ -67,7 +68,24 @@ type Error struct {
 	// Details are the JSON-RPC error's data entries, typically objects with
 	// an "@type" key such as google.rpc.ErrorInfo.
 	Details []any
-	cause   error
+	// RetryAfter, when positive, says the call failed only for now (the
+	// agent is at a limit, or something it needs is briefly unavailable)
+	// and the same call may succeed if repeated after this long. It
+	// travels as a google.rpc.RetryInfo detail and an HTTP Retry-After
+	// header. See Busy.
+	RetryAfter time.Duration
+	cause      error
+}
+
+// Busy returns an internal error (-32603) that a client may retry after
+// retryAfter: the agent is at one of its limits (concurrent runs, live
+// tasks) or cannot reach something it needs for now. The specification
+// files rate limits and temporary unavailability under -32603 with retry
+// guidance; RetryAfter is that guidance.
+func Busy(retryAfter time.Duration, format string, args ...any) *Error {
+	e := Errorf(CodeInternal, format, args...)
+	e.RetryAfter = retryAfter
+	return e
 }
 
 // Errorf returns an *Error with the code and a formatted message. A %w verb

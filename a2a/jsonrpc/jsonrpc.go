@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/internal/fastjson"
@@ -337,7 +339,8 @@ type ErrorObject struct {
 }
 
 // Err returns the protocol error the object carries. 1.0 details (an array)
-// become the error's Details; a 0.3 data object becomes its only detail.
+// become the error's Details; a 0.3 data object becomes its only detail. A
+// google.rpc.RetryInfo detail (or a 0.3 object's retryDelay) sets RetryAfter.
 func (o *ErrorObject) Err() *a2a.Error {
 	e := &a2a.Error{Code: a2a.ErrorCode(o.Code), Message: o.Message}
 	if len(o.Data) > 0 {
@@ -350,26 +353,56 @@ func (o *ErrorObject) Err() *a2a.Error {
 		}
 		e.Details = details
 	}
+	for _, d := range e.Details {
+		m, ok := d.(map[string]any)
+		if !ok {
+			continue
+		}
+		if t, _ := m["@type"].(string); t != retryInfoType && t != "" {
+			continue
+		}
+		if delay, ok := m["retryDelay"].(string); ok {
+			if d, err := time.ParseDuration(delay); err == nil && d > 0 {
+				e.RetryAfter = d
+			}
+		}
+	}
 	return e
 }
 
-// errorInfoType is the @type of google.rpc.ErrorInfo in ProtoJSON Any form.
-const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+// The @types of google.rpc.ErrorInfo and RetryInfo in ProtoJSON Any form.
+const (
+	errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+	retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
+)
 
 // errorData returns the JSON-RPC error's data member. On the 1.0 wire it is
-// an array of typed details led by a google.rpc.ErrorInfo; 0.3 peers expect
-// an object there, so the 0.3 wire gets {"reason": ...}.
+// an array of typed details led by a google.rpc.ErrorInfo, and a
+// google.rpc.RetryInfo when the error says when to retry; 0.3 peers expect
+// an object there, so the 0.3 wire gets {"reason": ..., "retryDelay": ...}.
 func errorData(e *a2a.Error, version string) any {
 	reason := e.Code.Reason()
+	var delay string
+	if e.RetryAfter > 0 {
+		// A google.protobuf.Duration in ProtoJSON: seconds with an "s".
+		delay = strconv.FormatFloat(e.RetryAfter.Seconds(), 'f', -1, 64) + "s"
+	}
 	if version == a2a.Version03 {
 		if reason == "" {
 			return nil
 		}
-		return map[string]string{"reason": reason}
+		obj := map[string]string{"reason": reason}
+		if delay != "" {
+			obj["retryDelay"] = delay
+		}
+		return obj
 	}
 	var details []any
 	if reason != "" {
 		details = append(details, map[string]string{"@type": errorInfoType, "reason": reason, "domain": "a2a-protocol.org"})
+	}
+	if delay != "" {
+		details = append(details, map[string]string{"@type": retryInfoType, "retryDelay": delay})
 	}
 	return append(details, e.Details...)
 }

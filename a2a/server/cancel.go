@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
 )
 
@@ -15,6 +16,9 @@ import (
 // canceled task returns it unchanged; other terminal tasks cannot be
 // canceled.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if err := h.checkID("tenant", req.Tenant); err != nil {
+		return nil, err
+	}
 	e, err := h.getTask(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -64,6 +68,50 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// expire cancels a task that has waited for input for longer than
+// InputTimeout, if it still has when it is taken: a message that resumed
+// it meanwhile wins. It reports whether it canceled the task.
+func (h *Handler) expire(ctx context.Context, id string) (bool, error) {
+	s := h.slotRef(id)
+	defer h.slotUnref(s)
+	s.mu.Lock()
+	if s.busy { // a run or a cancellation has it: it is not waiting
+		s.mu.Unlock()
+		return false, nil
+	}
+	s.busy, s.free = true, make(chan struct{})
+	s.mu.Unlock()
+	defer s.release()
+	e, err := h.load(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	st := e.Task.Status
+	if !st.State.Interrupted() || time.Since(st.Timestamp) < h.limits.InputTimeout {
+		return false, nil
+	}
+	if err := h.askAgent(ctx, e.Task); err != nil {
+		return false, err
+	}
+	ev := a2a.NewStatusUpdate(id, e.Task.ContextID, a2a.TaskStateCanceled, a2a.NewTextMessage(a2a.RoleAgent,
+		fmt.Sprintf("the task waited for input for longer than %v, this agent's limit, and was canceled", h.limits.InputTimeout)))
+	s.mu.Lock()
+	next, err := foldAll(e.Task, []a2a.Event{ev})
+	if err == nil {
+		// Exactly on the task as read: a replica that resumed it since
+		// makes this write conflict, and the task is left to that run.
+		_, err = h.writeLocked(context.WithoutCancel(ctx), s, &e, next, []a2a.Event{ev}, false)
+	}
+	s.mu.Unlock()
+	switch {
+	case errors.Is(err, eventlog.ErrConflict), errors.Is(err, eventlog.ErrSealed):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("cancel task %s: %w", id, err)
+	}
+	return true, nil
 }
 
 // canceledOrRefused settles a cancel of a terminal task.

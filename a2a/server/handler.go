@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -47,7 +48,9 @@ type Config struct {
 	Peers Peers
 
 	// Retention is how long a task is kept after reaching a terminal
-	// state; 0 means 10 minutes and a negative value keeps tasks forever.
+	// state (Limits bounds how many are kept); 0 means 10 minutes. A
+	// negative value means the Handler evicts nothing: the stores drop
+	// finished tasks themselves, or they are kept for ever.
 	Retention time.Duration
 	// CancelTimeout bounds how long CancelTask waits for a running
 	// executor to stop before marking the task canceled anyway; 0 means
@@ -62,6 +65,8 @@ type Config struct {
 	// most CommitDelay late. Nothing is visible (to streams, GetTask, other
 	// replicas) before it is committed. 0 commits each event at once.
 	CommitDelay time.Duration
+	// Limits bound what clients can make the Handler hold and do at once.
+	Limits Limits
 	// StoreOutage is how long a running task waits for stores that cannot
 	// be reached (eventlog.ErrUnavailable, taskstore.ErrUnavailable), such
 	// as a NATS server restarting, before its run fails; 0 means one
@@ -87,6 +92,11 @@ type Handler struct {
 	commitDelay   time.Duration
 	cancelTimeout time.Duration
 	storeOutage   time.Duration
+	limits        Limits
+
+	// runs holds a token per run going on (MaxRuns); nil for no limit.
+	runs   chan struct{}
+	queued atomic.Int64 // messages waiting for a run
 
 	// base is the parent of every run's context; Close cancels it.
 	base   context.Context
@@ -95,12 +105,15 @@ type Handler struct {
 	mu     sync.Mutex
 	slots  map[string]*slot
 	closed bool
-	ended  []ended // terminal tasks in the order they ended, for eviction
-}
 
-type ended struct {
-	id string
-	at time.Time
+	// The tasks held, for the limits (see janitor.go); guarded by mu.
+	live          map[string]liveTask
+	finished      []finished // in the order they finished
+	finishedBytes int64
+	waiting       []waitingTask // in the order they began to wait
+	sweepTimer    *time.Timer
+	sweepArmed    bool
+	sweepAt       time.Time
 }
 
 // New returns a Handler for cfg.
@@ -115,7 +128,10 @@ func New(cfg Config) (*Handler, error) {
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
 		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
-		slots: make(map[string]*slot),
+		limits: cfg.Limits.withDefaults(), slots: make(map[string]*slot), live: make(map[string]liveTask),
+	}
+	if h.limits.MaxRuns > 0 {
+		h.runs = make(chan struct{}, h.limits.MaxRuns)
 	}
 	if h.tasks == nil {
 		h.tasks = new(taskstore.Memory)
@@ -150,6 +166,10 @@ func New(cfg Config) (*Handler, error) {
 func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
+	if h.sweepArmed && h.sweepTimer.Stop() {
+		h.sweepArmed = false
+		h.wg.Done()
+	}
 	h.mu.Unlock()
 	h.stop()
 	done := make(chan struct{})
@@ -197,6 +217,9 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 	if err := checkHistoryLength(req.HistoryLength, "historyLength"); err != nil {
 		return nil, err
 	}
+	if err := h.checkID("tenant", req.Tenant); err != nil {
+		return nil, err
+	}
 	e, err := h.getTask(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -204,7 +227,10 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 	return view(e.Task, req.HistoryLength, true), nil
 }
 
-// ListTasks returns a page of tasks, most recently updated first.
+// ListTasks returns a page of tasks, most recently updated first. Without
+// historyLength each task comes with its last ListHistoryLength messages,
+// and a page stops short of pageSize where the next task would take it past
+// Limits.MaxListBytes.
 func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	size := 50
 	if req.PageSize != nil {
@@ -219,6 +245,17 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	if req.Status != "" && !req.Status.Valid() {
 		return nil, a2a.Errorf(a2a.CodeInvalidParams, "status %q is not a task state", req.Status)
 	}
+	if err := h.checkIDs("tenant", req.Tenant, "contextId", req.ContextID); err != nil {
+		return nil, err
+	}
+	if len(req.PageToken) > 4*h.limits.MaxIDBytes {
+		return nil, a2a.Errorf(a2a.CodeInvalidParams, "pageToken is %d bytes long, longer than any this server issues; pass the nextPageToken of the previous page", len(req.PageToken))
+	}
+	history := req.HistoryLength
+	if history == nil {
+		n := ListHistoryLength
+		history = &n
+	}
 	q := taskstore.Query{ContextID: req.ContextID, State: req.Status, PageSize: size, PageToken: req.PageToken}
 	if req.StatusTimestampAfter != nil {
 		q.UpdatedAfter = *req.StatusTimestampAfter
@@ -231,11 +268,18 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	resp := &a2a.ListTasksResponse{
-		Tasks: make([]*a2a.Task, len(page.Tasks)), NextPageToken: page.NextPageToken,
+		Tasks: make([]*a2a.Task, 0, len(page.Tasks)), NextPageToken: page.NextPageToken,
 		PageSize: size, TotalSize: page.Total,
 	}
+	bytes := 0
 	for i, t := range page.Tasks {
-		resp.Tasks[i] = view(t, req.HistoryLength, req.IncludeArtifacts)
+		v := view(t, history, req.IncludeArtifacts)
+		if bytes += sizeOfTask(v); bytes > h.limits.MaxListBytes && i > 0 {
+			// The rest of the page waits for the next call.
+			resp.NextPageToken = taskstore.CursorOf(page.Tasks[i-1]).Token()
+			break
+		}
+		resp.Tasks = append(resp.Tasks, v)
 	}
 	return resp, nil
 }
@@ -244,6 +288,9 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, error) {
 	if id == "" {
 		return taskstore.Entry{}, a2a.Errorf(a2a.CodeInvalidParams, "id is required: name the task")
+	}
+	if err := h.checkID("id", id); err != nil {
+		return taskstore.Entry{}, err
 	}
 	e, err := h.load(ctx, id)
 	if errors.Is(err, taskstore.ErrNotFound) {
@@ -296,45 +343,4 @@ func (h *Handler) checkExtensions(ctx context.Context) error {
 		return a2a.Errorf(a2a.CodeExtensionSupportRequired, "this agent requires the extensions %s; list them in the A2A-Extensions header", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// evictExpired deletes tasks that have been terminal longer than the
-// retention. It runs as new tasks arrive, so memory stays bounded under
-// load without a background goroutine.
-func (h *Handler) evictExpired(ctx context.Context) {
-	if h.retention < 0 {
-		return
-	}
-	cutoff := time.Now().Add(-h.retention)
-	h.mu.Lock()
-	n := 0
-	for n < len(h.ended) && h.ended[n].at.Before(cutoff) {
-		n++
-	}
-	if n == 0 {
-		h.mu.Unlock()
-		return
-	}
-	expired := slices.Clone(h.ended[:n])
-	h.ended = h.ended[n:] // a queue: append reallocates and drops the head
-	h.mu.Unlock()
-	// The tasks are off the queue now: a request that goes away must not
-	// cut their deletion short.
-	ctx = context.WithoutCancel(ctx)
-	for _, e := range expired {
-		if err := errors.Join(
-			h.tasks.Delete(ctx, e.id), h.events.Delete(ctx, e.id), h.pushCfgs.DeleteTask(ctx, e.id),
-		); err != nil {
-			h.log.Warn("a2a: evicting an expired task failed", "task", e.id, "err", err)
-		}
-	}
-}
-
-func (h *Handler) noteEnded(id string) {
-	if h.retention < 0 {
-		return
-	}
-	h.mu.Lock()
-	h.ended = append(h.ended, ended{id: id, at: time.Now()})
-	h.mu.Unlock()
 }

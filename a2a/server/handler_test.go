@@ -434,8 +434,15 @@ func TestSubscribeAndResume(t *testing.T) {
 	}
 	_, err = collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, ""))
 	wantCode(t, err, a2a.CodeUnsupportedOperation)
-	_, err = collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, "99"))
-	wantCode(t, err, a2a.CodeInvalidParams)
+	// The boundaries: after the last event there is nothing more to send;
+	// one past it is not an event this server sent.
+	if rest, err := collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, "7")); err != nil || len(rest) != 0 {
+		t.Fatalf("resume after the last event: %d events, %v", len(rest), err)
+	}
+	for _, beyond := range []string{"8", "99"} {
+		_, err = collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, beyond))
+		wantCode(t, err, a2a.CodeInvalidParams)
+	}
 	_, err = collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, "abc"))
 	wantCode(t, err, a2a.CodeInvalidParams)
 	_, err = collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: "nope"}, ""))

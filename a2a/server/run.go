@@ -63,11 +63,19 @@ type run struct {
 	pushCfg   *push.Config // registered with the send, saved once the task exists
 	isStarted bool
 	isSettled bool
+	permit    bool // the run holds one of Limits.MaxRuns, returned when it ends
+	size      int  // the task's estimated size with the events folded so far
 }
 
 // errTaskEnded means the task reached a terminal state through another
 // writer (a forced cancellation, another replica): the run stops quietly.
 var errTaskEnded = errors.New("task already ended")
+
+// storeError wraps a failure to write a task's events or snapshot.
+type storeError struct{ err error }
+
+func (e storeError) Error() string { return e.err.Error() }
+func (e storeError) Unwrap() error { return e.err }
 
 // invalidEvent wraps a violation of the executor contract.
 type invalidEvent struct{ err error }
@@ -88,6 +96,7 @@ func (r *run) abandon() {
 	r.s.release()
 	r.h.slotUnref(r.s)
 	r.cancel()
+	r.end()
 	if !r.isStarted {
 		r.err = a2a.Errorf(a2a.CodeInternal, "the server is shutting down")
 		r.markStarted()
@@ -95,6 +104,14 @@ func (r *run) abandon() {
 	}
 	r.feed.end(nil)
 	close(r.done)
+}
+
+// end gives back the run's permit.
+func (r *run) end() {
+	if r.permit {
+		r.permit = false
+		r.h.releaseRun()
+	}
 }
 
 // execute runs the agent and applies its events until the task settles.
@@ -109,6 +126,7 @@ func (r *run) execute() {
 		r.s.release()
 		h.slotUnref(r.s)
 		r.cancel()
+		r.end()
 		close(r.done)
 	}()
 	var outcome error
@@ -189,6 +207,9 @@ func (r *run) create(t *a2a.Task, event bool) (stop bool, err error) {
 	if err := checkArtifacts(t.Artifacts); err != nil {
 		return false, invalidEvent{err}
 	}
+	if r.size = sizeOfTask(t); r.size > h.limits.MaxTaskBytes {
+		return false, r.tooLarge()
+	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	r.firstSeq, r.first = 1, t
@@ -217,6 +238,11 @@ func (r *run) commit(ev a2a.Event) error {
 	if r.flushErr != nil {
 		return r.flushErr
 	}
+	n := sizeOfEvent(ev)
+	if r.size+n > r.h.limits.MaxTaskBytes && !eventlog.Seals(ev) {
+		// A final status is let through so the task can end saying why.
+		return r.tooLarge()
+	}
 	next, logged, err := fold(r.head, ev)
 	if err != nil {
 		if r.head.Status.State.Terminal() {
@@ -224,6 +250,7 @@ func (r *run) commit(ev a2a.Event) error {
 		}
 		return invalidEvent{err}
 	}
+	r.size += n
 	if err := r.addLocked(next, logged, false); err != nil {
 		return err
 	}
@@ -286,7 +313,7 @@ func (r *run) flushLocked() error {
 	r.disarmLocked()
 	evs := r.pending
 	r.pending = nil
-	first, err := r.h.writeLocked(context.WithoutCancel(r.ctx), r.s, &r.cur, r.head, evs)
+	first, err := r.h.writeLocked(context.WithoutCancel(r.ctx), r.s, &r.cur, r.head, evs, true)
 	r.head = r.cur.Task
 	if err != nil {
 		r.flushErr = err
@@ -294,6 +321,12 @@ func (r *run) flushLocked() error {
 	}
 	r.feed.add(first, evs)
 	return nil
+}
+
+// tooLarge is why a run ends whose agent would make its task larger than
+// Limits.MaxTaskBytes.
+func (r *run) tooLarge() error {
+	return a2a.Errorf(a2a.CodeInternal, "the agent's output would take the task past %d bytes, the most this agent keeps per task", r.h.limits.MaxTaskBytes)
 }
 
 // settleLocked marks the run settled once its task is, as committed.
@@ -311,7 +344,7 @@ func (h *Handler) commitLocked(ctx context.Context, s *slot, cur *taskstore.Entr
 	if err != nil {
 		return 0, err
 	}
-	return h.writeLocked(ctx, s, cur, next, evs)
+	return h.writeLocked(ctx, s, cur, next, evs, true)
 }
 
 // foldAll folds evs into a private copy of t (a run that gave up may
@@ -336,7 +369,11 @@ func foldAll(t *a2a.Task, evs []a2a.Event) (*a2a.Task, error) {
 // and its sequence check catches a writer elsewhere that got there first,
 // after which evs are folded into that writer's task instead; the store
 // then follows the log. It returns the number evs got.
-func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry, next *a2a.Task, evs []a2a.Event) (uint64, error) {
+//
+// A writer elsewhere that got there first makes the log refuse evs; with
+// rebase, evs are then folded into that writer's task and written again,
+// else the write fails with the log's conflict.
+func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry, next *a2a.Task, evs []a2a.Event, rebase bool) (uint64, error) {
 	id := next.ID
 	// A task not yet stored is a request still being answered: when the
 	// stores cannot be reached it fails at once rather than wait for them.
@@ -347,12 +384,12 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 	for attempt := 0; ; attempt++ {
 		seq := cur.Seq + 1
 		err := retry(func() error { return h.events.Append(ctx, id, seq, evs...) })
-		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 && cur.Task != nil {
+		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 && cur.Task != nil && rebase {
 			// Someone else wrote the task: start again from its state.
 			var fresh taskstore.Entry
 			err := h.outlast(func() (err error) { fresh, err = h.load(ctx, id); return err })
 			if err != nil {
-				return 0, fmt.Errorf("reload task %s: %w", id, err)
+				return 0, storeError{fmt.Errorf("reload task %s: %w", id, err)}
 			}
 			*cur = fresh
 			if next, err = foldAll(fresh.Task, evs); err != nil {
@@ -361,7 +398,7 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("log event %d of task %s: %w", seq, id, err)
+			return 0, storeError{fmt.Errorf("log event %d of task %s: %w", seq, id, err)}
 		}
 		last := seq + uint64(len(evs)) - 1
 		stored := taskstore.Entry{Task: next, Seq: last}
@@ -376,16 +413,40 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 			err = h.outlast(func() (err error) { stored, err = h.restore(ctx, id, last); return err })
 		}
 		if err != nil {
-			return 0, fmt.Errorf("store task %s at event %d: %w", id, last, err)
+			return 0, storeError{fmt.Errorf("store task %s at event %d: %w", id, last, err)}
 		}
-		wasTerminal := cur.Task != nil && cur.Task.Status.State.Terminal()
+		was := stateClass(cur.Task)
 		*cur = stored
 		s.lastSeq = stored.Seq
-		if !wasTerminal && stored.Task.Status.State.Terminal() {
-			h.noteEnded(id)
+		if now := stateClass(stored.Task); now != was {
+			size := 0
+			if now == classFinished {
+				size = sizeOfTask(stored.Task)
+			}
+			h.noteState(id, stored.Task.Status.State, size)
 		}
 		return seq, nil
 	}
+}
+
+// The classes of task states the Handler's accounting tells apart.
+const (
+	classNone = iota // no task yet
+	classActive
+	classWaiting
+	classFinished
+)
+
+func stateClass(t *a2a.Task) int {
+	switch {
+	case t == nil:
+		return classNone
+	case t.Status.State.Terminal():
+		return classFinished
+	case t.Status.State.Interrupted():
+		return classWaiting
+	}
+	return classActive
 }
 
 // outlast calls op until the stores can be reached again, for up to
@@ -467,6 +528,11 @@ func (r *run) finish(outcome error) {
 		state = ""
 	case r.ctx.Err() != nil:
 		state, text = a2a.TaskStateCanceled, "the task was canceled"
+	case errors.As(outcome, new(storeError)):
+		// The stores' text is for the operator, not for every reader of
+		// the task.
+		text = "the task could not be stored, so its run was stopped; the agent's log says why"
+		h.log.Error("a2a: task failed: its events could not be stored", "task", r.req.TaskID, "err", outcome)
 	case outcome != nil:
 		text = outcome.Error()
 		h.log.Info("a2a: task failed", "task", r.req.TaskID, "err", outcome)

@@ -105,6 +105,9 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			return
 		}
 		e, err := h.getTask(ctx, req.ID)
+		if err == nil {
+			err = h.checkID("tenant", req.Tenant)
+		}
 		if err != nil {
 			yield(eventlog.Entry{}, err)
 			return
@@ -173,6 +176,26 @@ func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, str
 	if err := h.checkSend(ctx, req); err != nil {
 		return nil, err
 	}
+	if req.Message.TaskID == "" {
+		if err := h.admitTask(); err != nil {
+			return nil, err
+		}
+	}
+	if err := h.admitRun(ctx); err != nil {
+		return nil, err
+	}
+	r, err := h.startRunAdmitted(ctx, req, streaming)
+	if err != nil {
+		h.releaseRun()
+		return nil, err
+	}
+	r.permit = true
+	return r, nil
+}
+
+// startRunAdmitted is startRun once the message has a run permit, which
+// the run returns when it ends.
+func (h *Handler) startRunAdmitted(ctx context.Context, req *a2a.SendMessageRequest, streaming bool) (*run, error) {
 	msg := req.Message
 	call := CallInfoFrom(ctx)
 	var pushCfg *push.Config
@@ -197,7 +220,7 @@ func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, str
 }
 
 func (h *Handler) startNew(ctx context.Context, er *ExecRequest, pushCfg *push.Config) (*run, error) {
-	h.evictExpired(ctx)
+	h.evict(ctx)
 	er.TaskID = a2a.NewID()
 	if er.ContextID == "" {
 		er.ContextID = a2a.NewID()
@@ -232,6 +255,10 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 	e, err := h.followable(ctx, msg) // again: it may have changed while waiting
 	if err != nil {
 		return fail(err)
+	}
+	r.size = sizeOfTask(e.Task) + sizeOfMessage(msg)
+	if r.size > h.limits.MaxTaskBytes {
+		return fail(a2a.Errorf(a2a.CodeInvalidParams, "task %q holds about %d bytes and this message would take it past %d, the most this agent keeps per task; start a new task (keep contextId to stay in the conversation)", msg.TaskID, r.size-sizeOfMessage(msg), h.limits.MaxTaskBytes))
 	}
 	er.TaskID, er.ContextID = e.Task.ID, e.Task.ContextID
 	msg.ContextID = e.Task.ContextID
@@ -300,6 +327,18 @@ func (h *Handler) checkSend(ctx context.Context, req *a2a.SendMessageRequest) er
 	case len(m.Parts) == 0:
 		return a2a.Errorf(a2a.CodeInvalidParams, "params.message.parts must hold at least one part")
 	}
+	if err := h.checkIDs("params.tenant", req.Tenant, "params.message.messageId", m.MessageID,
+		"params.message.contextId", m.ContextID, "params.message.taskId", m.TaskID); err != nil {
+		return err
+	}
+	for i, id := range m.ReferenceTaskIDs {
+		if err := h.checkID(fmt.Sprintf("params.message.referenceTaskIds[%d]", i), id); err != nil {
+			return err
+		}
+	}
+	if n := sizeOfMessage(m); n > h.limits.MaxTaskBytes {
+		return a2a.Errorf(a2a.CodeInvalidParams, "params.message is about %d bytes; this agent keeps at most %d bytes per task", n, h.limits.MaxTaskBytes)
+	}
 	if err := h.checkExtensions(ctx); err != nil {
 		return err
 	}
@@ -319,6 +358,9 @@ func (h *Handler) checkSend(ctx context.Context, req *a2a.SendMessageRequest) er
 		return a2a.Errorf(a2a.CodeContentTypeNotSupported, "none of the accepted output modes %s is produced by this agent, which produces %s", strings.Join(c.AcceptedOutputModes, ", "), strings.Join(h.card.DefaultOutputModes, ", "))
 	}
 	if pc := c.TaskPushNotificationConfig; pc != nil {
+		if err := h.checkIDs("params.configuration.taskPushNotificationConfig.id", pc.ID, "params.configuration.taskPushNotificationConfig.taskId", pc.TaskID); err != nil {
+			return err
+		}
 		if !h.card.Capabilities.PushNotifications {
 			return a2a.Errorf(a2a.CodePushNotificationNotSupported, "this agent does not send push notifications (its card does not declare capabilities.pushNotifications)")
 		}

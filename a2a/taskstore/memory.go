@@ -10,10 +10,24 @@ import (
 )
 
 // Memory is a Store held in process memory. Its zero value is ready to use.
+// Tasks are indexed in List order overall, by context, by state and by
+// both, so that List costs O(log n + page size) whatever the number of
+// tasks and filters.
 type Memory struct {
 	mu      sync.RWMutex
 	tasks   map[string]Entry
 	version uint64
+	all     index
+	// Indexes of the tasks sharing a context, a state, or both; an index
+	// that becomes empty is dropped.
+	byContext map[string]*index
+	byState   map[a2a.TaskState]*index
+	byBoth    map[contextState]*index
+}
+
+type contextState struct {
+	contextID string
+	state     a2a.TaskState
 }
 
 var _ Store = (*Memory)(nil)
@@ -27,9 +41,13 @@ func (m *Memory) Create(_ context.Context, task *a2a.Task, seq uint64) (uint64, 
 	}
 	if m.tasks == nil {
 		m.tasks = make(map[string]Entry)
+		m.byContext = make(map[string]*index)
+		m.byState = make(map[a2a.TaskState]*index)
+		m.byBoth = make(map[contextState]*index)
 	}
 	m.version++
 	m.tasks[task.ID] = Entry{Task: task, Seq: seq, Version: m.version}
+	m.index(task)
 	return m.version, nil
 }
 
@@ -57,19 +75,76 @@ func (m *Memory) Update(_ context.Context, task *a2a.Task, seq, prev uint64) (ui
 	}
 	m.version++
 	m.tasks[task.ID] = Entry{Task: task, Seq: seq, Version: m.version}
+	old := e.Task
+	if old.ContextID == task.ContextID && old.Status.State == task.Status.State && CursorOf(old).Equal(CursorOf(task)) {
+		// The same place in every index (an artifact update leaves the
+		// status, which orders tasks, as it was): only the snapshot
+		// changes.
+		m.reindex(task)
+	} else {
+		m.unindex(old)
+		m.index(task)
+	}
 	return m.version, nil
 }
 
 // Delete implements Store.
 func (m *Memory) Delete(_ context.Context, id string) error {
 	m.mu.Lock()
-	delete(m.tasks, id)
-	m.mu.Unlock()
+	defer m.mu.Unlock()
+	if e, ok := m.tasks[id]; ok {
+		delete(m.tasks, id)
+		m.unindex(e.Task)
+	}
 	return nil
 }
 
-// List implements Store. It scans every task, so it suits stores of up to
-// some hundred thousand tasks; larger deployments want an indexed store.
+// index adds t to every index it belongs in.
+func (m *Memory) index(t *a2a.Task) {
+	key := CursorOf(t)
+	m.all.insert(key, t)
+	indexIn(m.byContext, t.ContextID).insert(key, t)
+	indexIn(m.byState, t.Status.State).insert(key, t)
+	indexIn(m.byBoth, contextState{t.ContextID, t.Status.State}).insert(key, t)
+}
+
+// reindex replaces the snapshot of t in the indexes, where t's key, context
+// and state are unchanged.
+func (m *Memory) reindex(t *a2a.Task) {
+	key := CursorOf(t)
+	m.all.set(key, t)
+	m.byContext[t.ContextID].set(key, t)
+	m.byState[t.Status.State].set(key, t)
+	m.byBoth[contextState{t.ContextID, t.Status.State}].set(key, t)
+}
+
+// unindex removes t from every index it is in.
+func (m *Memory) unindex(t *a2a.Task) {
+	key := CursorOf(t)
+	m.all.remove(key)
+	removeFrom(m.byContext, t.ContextID, key)
+	removeFrom(m.byState, t.Status.State, key)
+	removeFrom(m.byBoth, contextState{t.ContextID, t.Status.State}, key)
+}
+
+func indexIn[K comparable](m map[K]*index, k K) *index {
+	ix := m[k]
+	if ix == nil {
+		ix = new(index)
+		m[k] = ix
+	}
+	return ix
+}
+
+func removeFrom[K comparable](m map[K]*index, k K, key Cursor) {
+	if ix := m[k]; ix != nil {
+		if ix.remove(key); ix.len() == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+// List implements Store.
 func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 	var after *Cursor
 	if q.PageToken != "" {
@@ -79,19 +154,50 @@ func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 		}
 		after = &c
 	}
-	var matched []*a2a.Task
 	m.mu.RLock()
-	for _, e := range m.tasks {
-		if q.Matches(e.Task) {
-			matched = append(matched, e.Task)
-		}
+	defer m.mu.RUnlock()
+	var ix *index
+	switch {
+	case q.ContextID != "" && q.State != "":
+		ix = m.byBoth[contextState{q.ContextID, q.State}]
+	case q.ContextID != "":
+		ix = m.byContext[q.ContextID]
+	case q.State != "":
+		ix = m.byState[q.State]
+	default:
+		ix = &m.all
 	}
-	m.mu.RUnlock()
-	return Paginate(matched, after, q.PageSize), nil
+	if ix == nil {
+		return Page{}, nil
+	}
+	page := Page{Total: ix.len()}
+	if !q.UpdatedAfter.IsZero() {
+		// Newest first: the tasks updated at or after the time come
+		// before every other.
+		page.Total = ix.rank(Cursor{Time: q.UpdatedAfter})
+	}
+	size := max(q.PageSize, 1)
+	more := false
+	ix.ascend(after, func(t *a2a.Task) bool {
+		if !q.UpdatedAfter.IsZero() && t.Status.Timestamp.Before(q.UpdatedAfter) {
+			return false
+		}
+		if len(page.Tasks) == size {
+			more = true
+			return false
+		}
+		page.Tasks = append(page.Tasks, t)
+		return true
+	})
+	if more {
+		page.NextPageToken = CursorOf(page.Tasks[len(page.Tasks)-1]).Token()
+	}
+	return page, nil
 }
 
 // Paginate sorts matching tasks into List order and cuts the page that
-// follows the cursor (or the first page when after is nil).
+// follows the cursor (or the first page when after is nil), for stores
+// that find the matching tasks by scanning.
 func Paginate(matched []*a2a.Task, after *Cursor, pageSize int) Page {
 	slices.SortFunc(matched, func(a, b *a2a.Task) int {
 		ca, cb := CursorOf(a), CursorOf(b)

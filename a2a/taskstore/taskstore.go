@@ -102,6 +102,9 @@ func (c Cursor) Before(d Cursor) bool {
 	return c.ID > d.ID
 }
 
+// Equal reports whether c and d are the same position.
+func (c Cursor) Equal(d Cursor) bool { return c.ID == d.ID && c.Time.Equal(d.Time) }
+
 // Token encodes the cursor as an opaque page token.
 func (c Cursor) Token() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Time.UnixNano(), 10) + ":" + c.ID))
