@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/internal/fastjson"
@@ -216,6 +217,9 @@ func DecodeRequest(body []byte) (Request, *a2a.Error) {
 	env := scanEnvelope(b)
 	if env.ID != nil {
 		switch c := env.ID[0]; {
+		case c == '"' && !utf8.Valid(env.ID):
+			// Echoed as it came, it would make the reply invalid JSON.
+			return req, a2a.Errorf(a2a.CodeInvalidRequest, "id is a string that is not valid UTF-8")
 		case c == '"', c == '-', c >= '0' && c <= '9':
 			req.ID = env.ID
 		case string(env.ID) == "null":

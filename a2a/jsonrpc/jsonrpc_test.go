@@ -35,6 +35,7 @@ func TestDecodeRequest(t *testing.T) {
 		{"numeric version", `{"jsonrpc":2.0,"id":1,"method":"m"}`, a2a.CodeInvalidRequest, "1", ""},
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"m"}`, a2a.CodeInvalidRequest, "", ""},
 		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"m"}`, a2a.CodeInvalidRequest, "", ""},
+		{"id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"m\"}", a2a.CodeInvalidRequest, "", ""},
 		{"no method", `{"jsonrpc":"2.0","id":1}`, a2a.CodeInvalidRequest, "1", ""},
 		{"numeric method", `{"jsonrpc":"2.0","id":1,"method":5}`, a2a.CodeInvalidRequest, "1", ""},
 		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, a2a.CodeInvalidRequest, "1", ""},

@@ -111,6 +111,8 @@ func errorCases() []errCase {
 			pre("-32600 object id", `{"jsonrpc":"2.0","id":{},"method":"GetTask","params":{"id":"x"}}`, "null", -32600),
 			pre("-32600 boolean id", `{"jsonrpc":"2.0","id":true,"method":"GetTask","params":{"id":"x"}}`, "null", -32600),
 			pre("-32600 array id", `{"jsonrpc":"2.0","id":[1],"method":"GetTask","params":{"id":"x"}}`, "null", -32600),
+			// Echoed raw, the id would make the answer invalid JSON.
+			pre("-32600 id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"GetTask\",\"params\":{\"id\":\"x\"}}", "null", -32600),
 			pre("-32600 missing method", `{"jsonrpc":"2.0","id":8,"params":{"id":"x"}}`, "8", -32600),
 			pre("-32600 empty method", `{"jsonrpc":"2.0","id":9,"method":"","params":{"id":"x"}}`, "9", -32600),
 			pre("-32600 null method", `{"jsonrpc":"2.0","id":"n","method":null}`, `"n"`, -32600),
@@ -129,6 +131,14 @@ func errorCases() []errCase {
 			status: http.StatusRequestEntityTooLarge, wantID: "null", code: -32600, shape: w.shape}
 		// A chunked body over the limit: see TestChunkedOversizedBodyGets413.
 		cs = append(cs, get, put, tooBig)
+		// A browser sends these content types (or none) across sites
+		// without asking first: only JSON is served. Host and Origin:
+		// see TestForeignHostsRefused.
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
+			cs = append(cs, errCase{name: w.name + "/-32600 Content-Type " + ct + " (415)", srv: "echo",
+				headers: with(w.headers, "Content-Type", ct), body: rpc("1", "GetTask", `{"id":"x"}`),
+				status: http.StatusUnsupportedMediaType, wantID: "null", code: -32600, shape: w.shape})
+		}
 	}
 
 	// 1.0 wire.
@@ -153,6 +163,9 @@ func errorCases() []errCase {
 		call("1.0/-32602 negative historyLength on SendMessage", "echo", v10, `"p8s"`, "SendMessage", `{"message":`+msg10("hi")+`,"configuration":{"historyLength":-1}}`, -32602, shape10),
 		call("1.0/-32602 negative historyLength on ListTasks", "echo", v10, `"p8l"`, "ListTasks", `{"historyLength":-1}`, -32602, shape10),
 		call("1.0/-32602 GetTask without id", "echo", v10, `"p9"`, "GetTask", `{}`, -32602, shape10),
+		call("1.0/-32602 GetTask id over 256 bytes", "echo", v10, `"p9l"`, "GetTask", `{"id":"`+strings.Repeat("x", 257)+`"}`, -32602, shape10),
+		call("1.0/-32602 message contextId over 256 bytes", "echo", v10, `"p9m"`, "SendMessage",
+			p(`{"messageId":"m","role":"ROLE_USER","contextId":"`+strings.Repeat("c", 257)+`","parts":[{"text":"hi"}]}`), -32602, shape10),
 		call("1.0/-32602 CancelTask without id", "echo", v10, `"p9c"`, "CancelTask", `{}`, -32602, shape10),
 		call("1.0/-32602 ListTasks pageSize 0", "echo", v10, `"p10"`, "ListTasks", `{"pageSize":0}`, -32602, shape10),
 		call("1.0/-32602 ListTasks pageSize 101", "echo", v10, `"p11"`, "ListTasks", `{"pageSize":101}`, -32602, shape10),

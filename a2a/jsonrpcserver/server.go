@@ -25,6 +25,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/app"
 	hzserver "github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/common/config"
+	"github.com/cloudwego/hertz/pkg/network"
 	"github.com/cloudwego/hertz/pkg/route"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -48,7 +49,28 @@ type Options struct {
 	KeepAlive time.Duration
 	// CardMaxAge is the agent card's Cache-Control max-age; 0 means 5 min.
 	CardMaxAge time.Duration
-	Logger     *slog.Logger
+	// AllowedHosts are the host names (with the port when it is not the
+	// scheme's default: "agents.example.com", "127.0.0.1:9001") that
+	// requests may name in Host, and their Origin if they have one.
+	// Without it, the hosts of the card's interface URLs are allowed, and
+	// the address Serve listens on, with localhost, 127.0.0.1 and [::1]
+	// on the same port for a loopback address (any host for an
+	// unspecified one, 0.0.0.0). A request naming another host is refused
+	// with 403: a page on another site, even one whose name it makes
+	// resolve to this server (DNS rebinding), cannot drive the agent
+	// through a browser. "*" allows any host.
+	AllowedHosts []string
+	// RequestTimeout bounds how long a connection's first request may
+	// take to arrive whole (headers and body), so that a client that
+	// dribbles bytes cannot hold a connection; 0 means 10 s.
+	RequestTimeout time.Duration
+	// ReadTimeout bounds each wait for more of a request after that; 0
+	// means 30 s.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that starts no new
+	// request for this long; 0 means 60 s.
+	IdleTimeout time.Duration
+	Logger      *slog.Logger
 }
 
 // Server routes JSON-RPC requests and card fetches to a server.Handler.
@@ -60,6 +82,7 @@ type Server struct {
 	card      []byte
 	cardETag  string
 	cardCache string
+	hosts     hostSet
 }
 
 // New returns a Server for h. The agent card is encoded once, in a form
@@ -77,6 +100,15 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 	if opts.CardMaxAge <= 0 {
 		opts.CardMaxAge = 5 * time.Minute
 	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 10 * time.Second
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = 30 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = time.Minute
+	}
 	s := &Server{h: h, opts: opts, log: opts.Logger}
 	s.bodies.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if s.log == nil {
@@ -90,6 +122,9 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 	s.card = card
 	s.cardETag = `"` + hex.EncodeToString(sum[:12]) + `"`
 	s.cardCache = "public, max-age=" + strconv.Itoa(int(opts.CardMaxAge.Seconds()))
+	if s.hosts, err = allowedHosts(opts.AllowedHosts, h.Card()); err != nil {
+		return nil, fmt.Errorf("jsonrpcserver: %w", err)
+	}
 	return s, nil
 }
 
@@ -101,13 +136,26 @@ func (s *Server) Register(r route.IRoutes) {
 }
 
 // HertzOptions are the Hertz server options the binding needs: request
-// bodies are streamed so that oversized ones get a JSON-RPC error, and a
-// client that disconnects cancels its request's context, ending its stream.
+// bodies are streamed so that oversized ones get a JSON-RPC error, a client
+// that disconnects cancels its request's context, ending its stream, and
+// slow clients are bounded (RequestTimeout, ReadTimeout, IdleTimeout).
 func (s *Server) HertzOptions() []config.Option {
 	return []config.Option{
 		hzserver.WithStreamBody(true),
 		hzserver.WithSenseClientDisconnection(true),
 		hzserver.WithDisablePrintRoute(true),
+		// A multipart body is refused as not JSON, not parsed.
+		hzserver.WithDisablePreParseMultipartForm(true),
+		hzserver.WithReadTimeout(s.opts.ReadTimeout),
+		hzserver.WithIdleTimeout(s.opts.IdleTimeout),
+		// Hertz bounds each wait for request bytes, not the whole
+		// request: a deadline on the first request's reads stops a
+		// client dribbling a byte per wait. Later requests on the
+		// connection reset it (Hertz sets its timeouts per request).
+		hzserver.WithOnConnect(func(ctx context.Context, conn network.Conn) context.Context {
+			_ = conn.SetReadDeadline(time.Now().Add(s.opts.RequestTimeout))
+			return ctx
+		}),
 	}
 }
 
@@ -146,6 +194,11 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 	if !bytes.Equal(c.Method(), []byte("POST")) {
 		c.Response.Header.Set("Allow", "POST")
 		s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
+		return
+	}
+	if status, err := s.checkRequest(c); err != nil {
+		c.Response.Header.Set("Connection", "close")
+		s.writeErrorStatus(c, status, nil, err, version)
 		return
 	}
 	bufp := s.bodies.Get().(*[]byte)
@@ -298,13 +351,27 @@ func (s *Server) writeError(c *app.RequestContext, id json.RawMessage, e *a2a.Er
 }
 
 func (s *Server) writeErrorStatus(c *app.RequestContext, status int, id json.RawMessage, e *a2a.Error, version string) {
+	setRetryAfter(c, e)
 	c.Data(status, "application/json", jsonrpc.AppendError(make([]byte, 0, 256), id, e, version))
+}
+
+// setRetryAfter gives a retryable error's guidance as Retry-After, in whole
+// seconds (at least 1), for HTTP clients and proxies that read it.
+func setRetryAfter(c *app.RequestContext, e *a2a.Error) {
+	if e.RetryAfter > 0 {
+		c.Response.Header.Set("Retry-After", strconv.Itoa(int(max(time.Second, e.RetryAfter+time.Second-1)/time.Second)))
+	}
 }
 
 // Serve serves the endpoint and the card on ln with Hertz until ctx is
 // done, then shuts down, giving in-flight requests up to grace to finish.
-// Extra Hertz options are applied after the binding's own.
+// Extra Hertz options are applied after the binding's own. Unless
+// Options.AllowedHosts says otherwise, requests may name ln's address as
+// their host, besides the card's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration, extra ...config.Option) error {
+	if !s.hosts.configured {
+		s.hosts.addListener(ln.Addr())
+	}
 	opts := append(s.HertzOptions(), hzserver.WithListener(ln), hzserver.WithExitWaitTime(grace))
 	h := hzserver.New(append(opts, extra...)...)
 	s.Register(h)

@@ -28,7 +28,9 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
-			buf = jsonrpc.AppendError(buf[:0], id, s.protocolError(op, err), version)
+			pe := s.protocolError(op, err)
+			setRetryAfter(c, pe) // written with the headers, if they have not been
+			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
 			if werr := w.event("", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
