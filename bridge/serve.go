@@ -10,7 +10,9 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -465,43 +467,75 @@ type Conversations interface {
 	Append(ctx context.Context, contextID string, msgs ...*schema.Message) error
 }
 
-// MemoryConversations keeps conversations in memory, the most recent
-// MaxContexts of them, each cut to its last MaxMessages messages. The zero
-// value is ready to use.
+// MemoryConversations keeps conversations in memory, bounded by bytes
+// (all of them together, and each one) and by age, so that at any request
+// rate they hold at most MaxBytes and outlive their tasks by no more than
+// a server keeps tasks. Their size is an estimate (messageBytes): the
+// text, tool calls and their arguments, content parts and extras, plus
+// about what Go allocates for each. Expired conversations go at the next
+// Load or Append, whichever context it names: no goroutine runs for them,
+// and a store nobody calls holds at most MaxBytes. The zero value is ready
+// to use.
 type MemoryConversations struct {
-	MaxContexts int // 0 means 10000
-	MaxMessages int // 0 means 50
+	// MaxBytes bounds all conversations together; past it, those appended
+	// to least recently go first. 0 means 64 MiB.
+	MaxBytes int64
+	// MaxContextBytes bounds one conversation; past it, its oldest
+	// messages go first, and a message larger than that is not kept. 0
+	// means 1 MiB; it is at most MaxBytes.
+	MaxContextBytes int64
+	// MaxMessages bounds the messages of one conversation, its oldest
+	// going first. 0 means 50.
+	MaxMessages int
+	// MaxAge is how long a conversation is kept after it was last appended
+	// to. 0 means 10 minutes (what a server keeps a finished task by
+	// default: a conversation lasts as long as its last task); a negative
+	// value keeps conversations until the bounds on bytes push them out.
+	MaxAge time.Duration
+
+	now func() time.Time // time.Now; tests set it
 
 	mu    sync.Mutex
 	byID  map[string]*list.Element // of *conversation
 	order list.List                // least recently appended first
+	bytes int64                    // of all conversations
 }
 
 type conversation struct {
-	id   string
-	msgs []*schema.Message
+	id    string
+	msgs  []*schema.Message
+	sizes []int64 // of msgs, as messageBytes counted them when appended
+	bytes int64   // the conversation's, its own overhead included
+	last  time.Time
 }
 
 // Load returns a copy of the context's messages.
 func (m *MemoryConversations) Load(_ context.Context, contextID string) ([]*schema.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.expire(m.clock())
 	if el, ok := m.byID[contextID]; ok {
-		return append([]*schema.Message(nil), el.Value.(*conversation).msgs...), nil
+		return slices.Clone(el.Value.(*conversation).msgs), nil
 	}
 	return nil, nil
 }
 
-// Append adds messages, dropping the oldest beyond the limits.
+// Append adds messages, dropping the oldest beyond the bounds.
 func (m *MemoryConversations) Append(_ context.Context, contextID string, msgs ...*schema.Message) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	maxCtx, maxMsg := m.MaxContexts, m.MaxMessages
-	if maxCtx <= 0 {
-		maxCtx = 10000
+	now := m.clock()
+	m.expire(now)
+	maxBytes, maxContext, maxMessages := m.MaxBytes, m.MaxContextBytes, m.MaxMessages
+	if maxBytes <= 0 {
+		maxBytes = 64 << 20
 	}
-	if maxMsg <= 0 {
-		maxMsg = 50
+	if maxContext <= 0 {
+		maxContext = 1 << 20
+	}
+	maxContext = min(maxContext, maxBytes)
+	if maxMessages <= 0 {
+		maxMessages = 50
 	}
 	if m.byID == nil {
 		m.byID = map[string]*list.Element{}
@@ -510,18 +544,124 @@ func (m *MemoryConversations) Append(_ context.Context, contextID string, msgs .
 	if ok {
 		m.order.MoveToBack(el)
 	} else {
-		el = m.order.PushBack(&conversation{id: contextID})
+		c := &conversation{id: contextID, bytes: conversationOverhead + int64(len(contextID))}
+		el = m.order.PushBack(c)
 		m.byID[contextID] = el
+		m.bytes += c.bytes
 	}
 	c := el.Value.(*conversation)
-	c.msgs = append(c.msgs, msgs...)
-	if len(c.msgs) > maxMsg {
-		c.msgs = append([]*schema.Message(nil), c.msgs[len(c.msgs)-maxMsg:]...)
+	c.last = now
+	for _, msg := range msgs {
+		n := messageBytes(msg)
+		c.msgs, c.sizes = append(c.msgs, msg), append(c.sizes, n)
+		c.bytes += n
+		m.bytes += n
 	}
-	for m.order.Len() > maxCtx {
-		oldest := m.order.Front()
-		m.order.Remove(oldest)
-		delete(m.byID, oldest.Value.(*conversation).id)
+	drop := 0
+	for drop < len(c.msgs) && (len(c.msgs)-drop > maxMessages || c.bytes > maxContext) {
+		c.bytes -= c.sizes[drop]
+		m.bytes -= c.sizes[drop]
+		drop++
+	}
+	if drop > 0 {
+		// Copies, so that the arrays let the dropped messages go.
+		c.msgs, c.sizes = slices.Clone(c.msgs[drop:]), slices.Clone(c.sizes[drop:])
+	}
+	if len(c.msgs) == 0 {
+		m.remove(el)
+	}
+	for m.bytes > maxBytes {
+		m.remove(m.order.Front())
 	}
 	return nil
+}
+
+func (m *MemoryConversations) clock() time.Time {
+	if m.now != nil {
+		return m.now()
+	}
+	return time.Now()
+}
+
+// expire drops the conversations older than MaxAge: the first ones, as
+// the order is by last append.
+func (m *MemoryConversations) expire(now time.Time) {
+	maxAge := m.MaxAge
+	if maxAge == 0 {
+		maxAge = 10 * time.Minute
+	}
+	if maxAge < 0 {
+		return
+	}
+	for el := m.order.Front(); el != nil && now.Sub(el.Value.(*conversation).last) >= maxAge; el = m.order.Front() {
+		m.remove(el)
+	}
+}
+
+func (m *MemoryConversations) remove(el *list.Element) {
+	c := m.order.Remove(el).(*conversation)
+	delete(m.byID, c.id)
+	m.bytes -= c.bytes
+}
+
+// About what Go allocates for each thing a conversation holds on a 64-bit
+// machine besides its strings (structs, slice and map slots), so that many
+// small messages count too.
+const (
+	conversationOverhead = 256 // the map entry, list element and conversation
+	messageOverhead      = 192 // a schema.Message and its slots
+	partOverhead         = 80  // a schema.ToolCall or schema.ContentPart
+)
+
+// messageBytes estimates the memory a message holds.
+func messageBytes(m *schema.Message) int64 {
+	n := messageOverhead
+	if m == nil {
+		return int64(n)
+	}
+	n += len(m.Role) + len(m.Content) + len(m.Name) + len(m.ToolCallID) + len(m.ToolName)
+	for _, p := range m.MultiContent {
+		n += partOverhead + len(p.Type) + len(p.Text) + len(p.URL) + len(p.MIMEType)
+	}
+	for _, tc := range m.ToolCalls {
+		n += partOverhead + len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	if r := m.ResponseMeta; r != nil {
+		n += partOverhead + len(r.FinishReason)
+	}
+	if m.Extra != nil {
+		n += valueBytes(m.Extra, 0)
+	}
+	return int64(n)
+}
+
+// valueBytes estimates the memory of an extra's value: strings, bytes,
+// maps and slices by their contents, down to a depth where a value that
+// contains itself would stop.
+func valueBytes(v any, depth int) int {
+	const slot = 16 // an interface value
+	if depth > 8 {
+		return slot
+	}
+	switch v := v.(type) {
+	case string:
+		return slot + len(v)
+	case []byte:
+		return slot + len(v)
+	case json.RawMessage:
+		return slot + len(v)
+	case map[string]any:
+		n := 3 * slot
+		for k, e := range v {
+			n += slot + len(k) + valueBytes(e, depth+1)
+		}
+		return n
+	case []any:
+		n := 2 * slot
+		for _, e := range v {
+			n += valueBytes(e, depth+1)
+		}
+		return n
+	}
+	return slot
 }
