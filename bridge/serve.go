@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/schema"
 )
@@ -27,7 +28,8 @@ type ExecutorConfig struct {
 	// Agent is the agent (tree) served.
 	Agent adk.Agent
 	// CheckPointStore keeps interrupted tasks; the checkpoint id is the
-	// task id. Nil means an adk.MemoryCheckPointStore.
+	// task id, and each checkpoint records the task's context (see
+	// docs/bridge.md). Nil means an adk.MemoryCheckPointStore.
 	CheckPointStore adk.CheckPointStore
 	// StateTypes name the session value types checkpoints and callers
 	// bring back as themselves.
@@ -36,7 +38,21 @@ type ExecutorConfig struct {
 	// in a context sees the earlier turns. Nil means a MemoryConversations
 	// with its defaults.
 	Conversations Conversations
-	Logger        *slog.Logger
+	// Tasks is the server's task store (the one in server.Config.Tasks).
+	// With it, a new task whose run metadata names an interrupted task in
+	// resume_task takes over that task's checkpoint and resumes its run,
+	// provided the server lost that task (a restart with tasks in memory,
+	// an expiry) and the new task is in the lost task's context. Nil
+	// refuses every such request: the executor could not tell a lost task
+	// from one that still exists, whose run only a message on it resumes.
+	Tasks  TaskGetter
+	Logger *slog.Logger
+}
+
+// TaskGetter reads the server's tasks; a taskstore.Store is one.
+type TaskGetter interface {
+	// Get returns the task, or an error wrapping taskstore.ErrNotFound.
+	Get(ctx context.Context, id string) (taskstore.Entry, error)
 }
 
 // Executor serves an adk.Agent as an A2A agent: each task is one Runner
@@ -44,7 +60,8 @@ type ExecutorConfig struct {
 // resumes the run; cancelling the task cancels the run.
 type Executor struct {
 	runner, streamer *adk.Runner
-	store            adk.CheckPointStore
+	store            *ownedStore
+	tasks            TaskGetter
 	types            []adk.StateType
 	conversations    Conversations
 	log              *slog.Logger
@@ -57,10 +74,12 @@ func NewExecutor(ctx context.Context, cfg ExecutorConfig) (*Executor, error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("bridge: the executor needs an agent")
 	}
-	e := &Executor{store: cfg.CheckPointStore, types: cfg.StateTypes, conversations: cfg.Conversations, log: cfg.Logger}
-	if e.store == nil {
-		e.store = &adk.MemoryCheckPointStore{}
+	e := &Executor{tasks: cfg.Tasks, types: cfg.StateTypes, conversations: cfg.Conversations, log: cfg.Logger}
+	store := cfg.CheckPointStore
+	if store == nil {
+		store = &adk.MemoryCheckPointStore{}
 	}
+	e.store = newOwnedStore(store)
 	if e.conversations == nil {
 		e.conversations = &MemoryConversations{}
 	}
@@ -128,11 +147,13 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 			opts = append(opts, adk.WithCallerAgents(meta.Callers...))
 		}
 
+		// The run's checkpoints are the task's context's to adopt.
+		ctx := withOwner(ctx, owner{ContextID: req.ContextID})
 		var it *adk.AsyncIterator[*adk.AgentEvent]
 		var userText *schema.Message
 		if meta.ResumeTask != "" && req.Task == nil {
-			if err := e.adopt(ctx, meta.ResumeTask, req.TaskID); err != nil {
-				yield(nil, a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume task %s: %v", meta.ResumeTask, err))
+			if err := e.adopt(ctx, meta.ResumeTask, req); err != nil {
+				yield(nil, err)
 				return
 			}
 			for id, v := range meta.Resume {
@@ -223,19 +244,73 @@ func plainResume(req *server.ExecRequest) map[string]any {
 	return inputs
 }
 
-// adopt moves the checkpoint of a lost task to the task that resumes it.
-func (e *Executor) adopt(ctx context.Context, from, to string) error {
-	data, ok, err := e.store.Get(ctx, from)
+// adopt moves the checkpoint of task from to the new task req starts,
+// whose run resumes from it: only if the server lost task from (a task it
+// still has is resumed by a message on it), only for a task in from's
+// context, and under from's checkpoint lock, so that a resume or another
+// adoption cannot take it at the same time. Its errors are *a2a.Error.
+func (e *Executor) adopt(ctx context.Context, from string, req *server.ExecRequest) error {
+	if e.tasks == nil {
+		return a2a.Errorf(a2a.CodeUnsupportedOperation, "bridge: resume_task: this agent does not resume lost tasks (its executor is not given the server's tasks, ExecutorConfig.Tasks)")
+	}
+	claimant := owner{ContextID: req.ContextID}
+	// Refused requests are turned away before the lock: taking it, they
+	// could keep the owner's own resume from running.
+	if _, err := e.adoptable(ctx, from, claimant); err != nil {
+		return err
+	}
+	unlock, err := e.store.Lock(ctx, from)
+	if errors.Is(err, adk.ErrCheckPointBusy) {
+		return a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume_task: task %s cannot be adopted: another request is resuming or adopting it", from)
+	}
+	if err != nil {
+		return a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: lock the checkpoint of task %s: %v", from, err)
+	}
+	defer unlock()
+	data, err := e.adoptable(ctx, from, claimant) // again: it may have been taken meanwhile
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return adk.ErrCheckPointNotFound
+	if err := e.store.inner.Set(ctx, req.TaskID, data); err != nil {
+		return a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: move the checkpoint of task %s to task %s: %v", from, req.TaskID, err)
 	}
-	if err := e.store.Set(ctx, to, data); err != nil {
-		return err
+	if err := e.store.inner.Delete(ctx, from); err != nil {
+		// Two copies would let a second adoption resume the run again.
+		if undo := e.store.inner.Delete(context.WithoutCancel(ctx), req.TaskID); undo != nil {
+			e.log.Error("a checkpoint is now saved twice", "task", from, "copy", req.TaskID, "err", undo)
+		}
+		return a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: move the checkpoint of task %s: %v; try again", from, err)
 	}
-	return e.store.Delete(ctx, from)
+	return nil
+}
+
+// adoptable returns the checkpoint of task from, as stored, if claimant
+// may adopt it.
+func (e *Executor) adoptable(ctx context.Context, from string, claimant owner) ([]byte, error) {
+	switch _, err := e.tasks.Get(ctx, from); {
+	case err == nil:
+		return nil, a2a.Errorf(a2a.CodeInvalidParams, "bridge: resume_task: task %s still exists; resume it with a message on it (message.taskId), not with a new task", from)
+	case !errors.Is(err, taskstore.ErrNotFound):
+		return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: cannot tell whether task %s is lost: %v", from, err)
+	}
+	data, ok, err := e.store.inner.Get(ctx, from)
+	if err != nil {
+		return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: the checkpoint of task %s: %v", from, err)
+	}
+	var o owner
+	if ok {
+		if o, _, err = splitOwner(data); err != nil {
+			return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: the checkpoint of task %s: %v", from, err)
+		}
+		if o.ContextID == "" {
+			e.log.Warn("a checkpoint without an owner cannot be adopted; it was saved before owners were recorded", "task", from)
+		}
+	}
+	// A checkpoint of another context is not told apart from none.
+	if !ok || !o.mayAdopt(claimant) {
+		return nil, a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume_task: no interrupted task %s of context %s to resume (it finished, was resumed already, or never interrupted here)", from, claimant.ContextID)
+	}
+	return data, nil
 }
 
 // Cancel drops the checkpoint of a task canceled while it waited for

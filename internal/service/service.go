@@ -211,8 +211,9 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		return err
 	}
 	defer st.close()
-	// The executor forgets a conversation when its last task goes.
-	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: st.checkpoints,
+	// The executor reads the server's tasks (to resume a lost one from its
+	// checkpoint), and forgets a conversation when its last task goes.
+	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: st.checkpoints, Tasks: st.tasks,
 		Conversations: &bridge.MemoryConversations{MaxAge: *common.Retention}, Logger: log})
 	if err != nil {
 		ln.Close()
@@ -277,7 +278,7 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 	st := &state{retention: *common.Retention, close: func() {}}
 	switch *common.State {
 	case "memory":
-		st.checkpoints = &adk.MemoryCheckPointStore{}
+		st.tasks, st.checkpoints = new(taskstore.Memory), &adk.MemoryCheckPointStore{}
 		if *common.DataDir != "" {
 			fs, err := checkpoint.NewFile(filepath.Join(*common.DataDir, service, "checkpoints"))
 			if err != nil {
