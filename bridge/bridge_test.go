@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
@@ -26,7 +27,8 @@ func serve(t *testing.T, agent adk.Agent, cfg ...func(*bridge.ExecutorConfig)) s
 	t.Helper()
 	ctx := context.Background()
 	ln, url := a2atest.Listen(t)
-	ec := bridge.ExecutorConfig{Agent: agent}
+	// The executor reads the server's task store, as a service's does.
+	ec := bridge.ExecutorConfig{Agent: agent, Tasks: new(taskstore.Memory)}
 	for _, f := range cfg {
 		f(&ec)
 	}
@@ -34,7 +36,11 @@ func serve(t *testing.T, agent adk.Agent, cfg ...func(*bridge.ExecutorConfig)) s
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, agent, url), Executor: exec})
+	sc := server.Config{Card: bridge.Card(ctx, agent, url), Executor: exec}
+	if tasks, ok := ec.Tasks.(taskstore.Store); ok {
+		sc.Tasks = tasks
+	}
+	h := a2atest.NewHandler(t, sc)
 	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})
 	return url
 }

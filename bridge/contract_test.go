@@ -16,6 +16,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/checkpoint"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
@@ -295,17 +296,13 @@ func TestResumeAfterTheRemoteRestarts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		booker := agent(t, "Booker", "books", modeltest.FromScript(func(_ context.Context, _ int, in []*schema.Message, _ []*schema.ToolInfo) (*schema.Message, error) {
-			if last := in[len(in)-1]; last.Role == schema.Tool {
-				return answer("Booked: " + last.Content), nil
-			}
-			return callTool("ask_user", `{"question":"Which day?"}`), nil
-		}), mustTool(t, "ask_user", "Ask the person", ask))
-		exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: booker, CheckPointStore: store})
+		booker := bookerAgent(t)
+		tasks := new(taskstore.Memory) // the process's: gone with it
+		exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: booker, CheckPointStore: store, Tasks: tasks})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, booker, url), Executor: exec})
+		h := a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, booker, url), Executor: exec, Tasks: tasks})
 		srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
 		if err != nil {
 			t.Fatal(err)

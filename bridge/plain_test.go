@@ -133,6 +133,8 @@ func TestBadRunMetadata(t *testing.T) {
 	c := newClient(t, serve(t, agent(t, "Chat", "chats", modeltest.New())))
 	for _, meta := range []string{
 		`{"input":[null]}`, `{"run_path":[{"agent":""}]}`, `{"callers":[{"description":"x"}]}`, `{"input":"not a list"}`,
+		`{"resume_task":"` + strings.Repeat("t", 129) + `"}`,
+		`{"resume":{"` + strings.Repeat("p", 4097) + `":"x"}}`,
 	} {
 		var m any
 		_ = json.Unmarshal([]byte(meta), &m)

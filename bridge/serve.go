@@ -10,12 +10,15 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/schema"
 )
@@ -25,7 +28,8 @@ type ExecutorConfig struct {
 	// Agent is the agent (tree) served.
 	Agent adk.Agent
 	// CheckPointStore keeps interrupted tasks; the checkpoint id is the
-	// task id. Nil means an adk.MemoryCheckPointStore.
+	// task id, and each checkpoint records the task's context (see
+	// docs/bridge.md). Nil means an adk.MemoryCheckPointStore.
 	CheckPointStore adk.CheckPointStore
 	// StateTypes name the session value types checkpoints and callers
 	// bring back as themselves.
@@ -34,7 +38,21 @@ type ExecutorConfig struct {
 	// in a context sees the earlier turns. Nil means a MemoryConversations
 	// with its defaults.
 	Conversations Conversations
-	Logger        *slog.Logger
+	// Tasks is the server's task store (the one in server.Config.Tasks).
+	// With it, a new task whose run metadata names an interrupted task in
+	// resume_task takes over that task's checkpoint and resumes its run,
+	// provided the server lost that task (a restart with tasks in memory,
+	// an expiry) and the new task is in the lost task's context. Nil
+	// refuses every such request: the executor could not tell a lost task
+	// from one that still exists, whose run only a message on it resumes.
+	Tasks  TaskGetter
+	Logger *slog.Logger
+}
+
+// TaskGetter reads the server's tasks; a taskstore.Store is one.
+type TaskGetter interface {
+	// Get returns the task, or an error wrapping taskstore.ErrNotFound.
+	Get(ctx context.Context, id string) (taskstore.Entry, error)
 }
 
 // Executor serves an adk.Agent as an A2A agent: each task is one Runner
@@ -42,7 +60,8 @@ type ExecutorConfig struct {
 // resumes the run; cancelling the task cancels the run.
 type Executor struct {
 	runner, streamer *adk.Runner
-	store            adk.CheckPointStore
+	store            *ownedStore
+	tasks            TaskGetter
 	types            []adk.StateType
 	conversations    Conversations
 	log              *slog.Logger
@@ -55,10 +74,12 @@ func NewExecutor(ctx context.Context, cfg ExecutorConfig) (*Executor, error) {
 	if cfg.Agent == nil {
 		return nil, errors.New("bridge: the executor needs an agent")
 	}
-	e := &Executor{store: cfg.CheckPointStore, types: cfg.StateTypes, conversations: cfg.Conversations, log: cfg.Logger}
-	if e.store == nil {
-		e.store = &adk.MemoryCheckPointStore{}
+	e := &Executor{tasks: cfg.Tasks, types: cfg.StateTypes, conversations: cfg.Conversations, log: cfg.Logger}
+	store := cfg.CheckPointStore
+	if store == nil {
+		store = &adk.MemoryCheckPointStore{}
 	}
+	e.store = newOwnedStore(store)
 	if e.conversations == nil {
 		e.conversations = &MemoryConversations{}
 	}
@@ -126,11 +147,13 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 			opts = append(opts, adk.WithCallerAgents(meta.Callers...))
 		}
 
+		// The run's checkpoints are the task's context's to adopt.
+		ctx := withOwner(ctx, owner{ContextID: req.ContextID})
 		var it *adk.AsyncIterator[*adk.AgentEvent]
 		var userText *schema.Message
 		if meta.ResumeTask != "" && req.Task == nil {
-			if err := e.adopt(ctx, meta.ResumeTask, req.TaskID); err != nil {
-				yield(nil, a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume task %s: %v", meta.ResumeTask, err))
+			if err := e.adopt(ctx, meta.ResumeTask, req); err != nil {
+				yield(nil, err)
 				return
 			}
 			for id, v := range meta.Resume {
@@ -221,19 +244,73 @@ func plainResume(req *server.ExecRequest) map[string]any {
 	return inputs
 }
 
-// adopt moves the checkpoint of a lost task to the task that resumes it.
-func (e *Executor) adopt(ctx context.Context, from, to string) error {
-	data, ok, err := e.store.Get(ctx, from)
+// adopt moves the checkpoint of task from to the new task req starts,
+// whose run resumes from it: only if the server lost task from (a task it
+// still has is resumed by a message on it), only for a task in from's
+// context, and under from's checkpoint lock, so that a resume or another
+// adoption cannot take it at the same time. Its errors are *a2a.Error.
+func (e *Executor) adopt(ctx context.Context, from string, req *server.ExecRequest) error {
+	if e.tasks == nil {
+		return a2a.Errorf(a2a.CodeUnsupportedOperation, "bridge: resume_task: this agent does not resume lost tasks (its executor is not given the server's tasks, ExecutorConfig.Tasks)")
+	}
+	claimant := owner{ContextID: req.ContextID}
+	// Refused requests are turned away before the lock: taking it, they
+	// could keep the owner's own resume from running.
+	if _, err := e.adoptable(ctx, from, claimant); err != nil {
+		return err
+	}
+	unlock, err := e.store.Lock(ctx, from)
+	if errors.Is(err, adk.ErrCheckPointBusy) {
+		return a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume_task: task %s cannot be adopted: another request is resuming or adopting it", from)
+	}
+	if err != nil {
+		return a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: lock the checkpoint of task %s: %v", from, err)
+	}
+	defer unlock()
+	data, err := e.adoptable(ctx, from, claimant) // again: it may have been taken meanwhile
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return adk.ErrCheckPointNotFound
+	if err := e.store.inner.Set(ctx, req.TaskID, data); err != nil {
+		return a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: move the checkpoint of task %s to task %s: %v", from, req.TaskID, err)
 	}
-	if err := e.store.Set(ctx, to, data); err != nil {
-		return err
+	if err := e.store.inner.Delete(ctx, from); err != nil {
+		// Two copies would let a second adoption resume the run again.
+		if undo := e.store.inner.Delete(context.WithoutCancel(ctx), req.TaskID); undo != nil {
+			e.log.Error("a checkpoint is now saved twice", "task", from, "copy", req.TaskID, "err", undo)
+		}
+		return a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: move the checkpoint of task %s: %v; try again", from, err)
 	}
-	return e.store.Delete(ctx, from)
+	return nil
+}
+
+// adoptable returns the checkpoint of task from, as stored, if claimant
+// may adopt it.
+func (e *Executor) adoptable(ctx context.Context, from string, claimant owner) ([]byte, error) {
+	switch _, err := e.tasks.Get(ctx, from); {
+	case err == nil:
+		return nil, a2a.Errorf(a2a.CodeInvalidParams, "bridge: resume_task: task %s still exists; resume it with a message on it (message.taskId), not with a new task", from)
+	case !errors.Is(err, taskstore.ErrNotFound):
+		return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: cannot tell whether task %s is lost: %v", from, err)
+	}
+	data, ok, err := e.store.inner.Get(ctx, from)
+	if err != nil {
+		return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: the checkpoint of task %s: %v", from, err)
+	}
+	var o owner
+	if ok {
+		if o, _, err = splitOwner(data); err != nil {
+			return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: the checkpoint of task %s: %v", from, err)
+		}
+		if o.ContextID == "" {
+			e.log.Warn("a checkpoint without an owner cannot be adopted; it was saved before owners were recorded", "task", from)
+		}
+	}
+	// A checkpoint of another context is not told apart from none.
+	if !ok || !o.mayAdopt(claimant) {
+		return nil, a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume_task: no interrupted task %s of context %s to resume (it finished, was resumed already, or never interrupted here)", from, claimant.ContextID)
+	}
+	return data, nil
 }
 
 // Cancel drops the checkpoint of a task canceled while it waited for
@@ -465,43 +542,75 @@ type Conversations interface {
 	Append(ctx context.Context, contextID string, msgs ...*schema.Message) error
 }
 
-// MemoryConversations keeps conversations in memory, the most recent
-// MaxContexts of them, each cut to its last MaxMessages messages. The zero
-// value is ready to use.
+// MemoryConversations keeps conversations in memory, bounded by bytes
+// (all of them together, and each one) and by age, so that at any request
+// rate they hold at most MaxBytes and outlive their tasks by no more than
+// a server keeps tasks. Their size is an estimate (messageBytes): the
+// text, tool calls and their arguments, content parts and extras, plus
+// about what Go allocates for each. Expired conversations go at the next
+// Load or Append, whichever context it names: no goroutine runs for them,
+// and a store nobody calls holds at most MaxBytes. The zero value is ready
+// to use.
 type MemoryConversations struct {
-	MaxContexts int // 0 means 10000
-	MaxMessages int // 0 means 50
+	// MaxBytes bounds all conversations together; past it, those appended
+	// to least recently go first. 0 means 64 MiB.
+	MaxBytes int64
+	// MaxContextBytes bounds one conversation; past it, its oldest
+	// messages go first, and a message larger than that is not kept. 0
+	// means 1 MiB; it is at most MaxBytes.
+	MaxContextBytes int64
+	// MaxMessages bounds the messages of one conversation, its oldest
+	// going first. 0 means 50.
+	MaxMessages int
+	// MaxAge is how long a conversation is kept after it was last appended
+	// to. 0 means 10 minutes (what a server keeps a finished task by
+	// default: a conversation lasts as long as its last task); a negative
+	// value keeps conversations until the bounds on bytes push them out.
+	MaxAge time.Duration
+
+	now func() time.Time // time.Now; tests set it
 
 	mu    sync.Mutex
 	byID  map[string]*list.Element // of *conversation
 	order list.List                // least recently appended first
+	bytes int64                    // of all conversations
 }
 
 type conversation struct {
-	id   string
-	msgs []*schema.Message
+	id    string
+	msgs  []*schema.Message
+	sizes []int64 // of msgs, as messageBytes counted them when appended
+	bytes int64   // the conversation's, its own overhead included
+	last  time.Time
 }
 
 // Load returns a copy of the context's messages.
 func (m *MemoryConversations) Load(_ context.Context, contextID string) ([]*schema.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.expire(m.clock())
 	if el, ok := m.byID[contextID]; ok {
-		return append([]*schema.Message(nil), el.Value.(*conversation).msgs...), nil
+		return slices.Clone(el.Value.(*conversation).msgs), nil
 	}
 	return nil, nil
 }
 
-// Append adds messages, dropping the oldest beyond the limits.
+// Append adds messages, dropping the oldest beyond the bounds.
 func (m *MemoryConversations) Append(_ context.Context, contextID string, msgs ...*schema.Message) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	maxCtx, maxMsg := m.MaxContexts, m.MaxMessages
-	if maxCtx <= 0 {
-		maxCtx = 10000
+	now := m.clock()
+	m.expire(now)
+	maxBytes, maxContext, maxMessages := m.MaxBytes, m.MaxContextBytes, m.MaxMessages
+	if maxBytes <= 0 {
+		maxBytes = 64 << 20
 	}
-	if maxMsg <= 0 {
-		maxMsg = 50
+	if maxContext <= 0 {
+		maxContext = 1 << 20
+	}
+	maxContext = min(maxContext, maxBytes)
+	if maxMessages <= 0 {
+		maxMessages = 50
 	}
 	if m.byID == nil {
 		m.byID = map[string]*list.Element{}
@@ -510,18 +619,124 @@ func (m *MemoryConversations) Append(_ context.Context, contextID string, msgs .
 	if ok {
 		m.order.MoveToBack(el)
 	} else {
-		el = m.order.PushBack(&conversation{id: contextID})
+		c := &conversation{id: contextID, bytes: conversationOverhead + int64(len(contextID))}
+		el = m.order.PushBack(c)
 		m.byID[contextID] = el
+		m.bytes += c.bytes
 	}
 	c := el.Value.(*conversation)
-	c.msgs = append(c.msgs, msgs...)
-	if len(c.msgs) > maxMsg {
-		c.msgs = append([]*schema.Message(nil), c.msgs[len(c.msgs)-maxMsg:]...)
+	c.last = now
+	for _, msg := range msgs {
+		n := messageBytes(msg)
+		c.msgs, c.sizes = append(c.msgs, msg), append(c.sizes, n)
+		c.bytes += n
+		m.bytes += n
 	}
-	for m.order.Len() > maxCtx {
-		oldest := m.order.Front()
-		m.order.Remove(oldest)
-		delete(m.byID, oldest.Value.(*conversation).id)
+	drop := 0
+	for drop < len(c.msgs) && (len(c.msgs)-drop > maxMessages || c.bytes > maxContext) {
+		c.bytes -= c.sizes[drop]
+		m.bytes -= c.sizes[drop]
+		drop++
+	}
+	if drop > 0 {
+		// Copies, so that the arrays let the dropped messages go.
+		c.msgs, c.sizes = slices.Clone(c.msgs[drop:]), slices.Clone(c.sizes[drop:])
+	}
+	if len(c.msgs) == 0 {
+		m.remove(el)
+	}
+	for m.bytes > maxBytes {
+		m.remove(m.order.Front())
 	}
 	return nil
+}
+
+func (m *MemoryConversations) clock() time.Time {
+	if m.now != nil {
+		return m.now()
+	}
+	return time.Now()
+}
+
+// expire drops the conversations older than MaxAge: the first ones, as
+// the order is by last append.
+func (m *MemoryConversations) expire(now time.Time) {
+	maxAge := m.MaxAge
+	if maxAge == 0 {
+		maxAge = 10 * time.Minute
+	}
+	if maxAge < 0 {
+		return
+	}
+	for el := m.order.Front(); el != nil && now.Sub(el.Value.(*conversation).last) >= maxAge; el = m.order.Front() {
+		m.remove(el)
+	}
+}
+
+func (m *MemoryConversations) remove(el *list.Element) {
+	c := m.order.Remove(el).(*conversation)
+	delete(m.byID, c.id)
+	m.bytes -= c.bytes
+}
+
+// About what Go allocates for each thing a conversation holds on a 64-bit
+// machine besides its strings (structs, slice and map slots), so that many
+// small messages count too.
+const (
+	conversationOverhead = 256 // the map entry, list element and conversation
+	messageOverhead      = 192 // a schema.Message and its slots
+	partOverhead         = 80  // a schema.ToolCall or schema.ContentPart
+)
+
+// messageBytes estimates the memory a message holds.
+func messageBytes(m *schema.Message) int64 {
+	n := messageOverhead
+	if m == nil {
+		return int64(n)
+	}
+	n += len(m.Role) + len(m.Content) + len(m.Name) + len(m.ToolCallID) + len(m.ToolName)
+	for _, p := range m.MultiContent {
+		n += partOverhead + len(p.Type) + len(p.Text) + len(p.URL) + len(p.MIMEType)
+	}
+	for _, tc := range m.ToolCalls {
+		n += partOverhead + len(tc.ID) + len(tc.Type) + len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	if r := m.ResponseMeta; r != nil {
+		n += partOverhead + len(r.FinishReason)
+	}
+	if m.Extra != nil {
+		n += valueBytes(m.Extra, 0)
+	}
+	return int64(n)
+}
+
+// valueBytes estimates the memory of an extra's value: strings, bytes,
+// maps and slices by their contents, down to a depth where a value that
+// contains itself would stop.
+func valueBytes(v any, depth int) int {
+	const slot = 16 // an interface value
+	if depth > 8 {
+		return slot
+	}
+	switch v := v.(type) {
+	case string:
+		return slot + len(v)
+	case []byte:
+		return slot + len(v)
+	case json.RawMessage:
+		return slot + len(v)
+	case map[string]any:
+		n := 3 * slot
+		for k, e := range v {
+			n += slot + len(k) + valueBytes(e, depth+1)
+		}
+		return n
+	case []any:
+		n := 2 * slot
+		for _, e := range v {
+			n += valueBytes(e, depth+1)
+		}
+		return n
+	}
+	return slot
 }

@@ -82,12 +82,31 @@ type runMeta struct {
 	Resume map[string]any `json:"resume,omitempty"`
 	// ResumeTask, on a new task, is an earlier task whose run this one
 	// resumes from its checkpoint: the server lost that task (a restart
-	// with tasks in memory) but kept the checkpoint.
+	// with tasks in memory, an expiry) but kept the checkpoint. The new
+	// task must be in the earlier one's context.
 	ResumeTask string `json:"resume_task,omitempty"`
 }
 
+// The longest ids run metadata may name.
+const (
+	// maxTaskIDBytes bounds resume_task, a task of this server, whose ids
+	// (a2a.NewID) have 36 bytes.
+	maxTaskIDBytes = 128
+	// maxPointIDBytes bounds the ids of resume inputs: interrupted points,
+	// named by their agents' RunPath and a tool call id.
+	maxPointIDBytes = 4096
+)
+
 // check refuses run metadata no caller of ours sends.
 func (m *runMeta) check() error {
+	if len(m.ResumeTask) > maxTaskIDBytes {
+		return fmt.Errorf("%s: resume_task has %d bytes; a task id has at most %d", KeyRun, len(m.ResumeTask), maxTaskIDBytes)
+	}
+	for id := range m.Resume {
+		if len(id) > maxPointIDBytes {
+			return fmt.Errorf("%s: a resume input's id has %d bytes; an interrupted point's id has at most %d", KeyRun, len(id), maxPointIDBytes)
+		}
+	}
 	for i, m := range m.Input {
 		if m == nil {
 			return fmt.Errorf("%s: input message %d is null", KeyRun, i)

@@ -109,7 +109,7 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 		DataDir:   f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "", "directory for checkpoints of interrupted tasks (empty: in memory)"),
 		LogLevel:  f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
 		DebugAddr: f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
-		Retention: f.Duration("retention", 10*time.Minute, "how long finished tasks are kept"),
+		Retention: f.Duration("retention", 10*time.Minute, "how long finished tasks are kept, and a conversation after its last turn"),
 		CommitDelay: f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", 0,
 			"how long a task event may wait to be stored with the ones after it, one write for the group (a stream sees it this much later at most; 0: each event at once); default 0 in memory, "+natsstore.CommitDelay.String()+" with --state nats"),
 		Wait: f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
@@ -211,7 +211,10 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		return err
 	}
 	defer st.close()
-	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: st.checkpoints, Logger: log})
+	// The executor reads the server's tasks (to resume a lost one from its
+	// checkpoint), and forgets a conversation when its last task goes.
+	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: st.checkpoints, Tasks: st.tasks,
+		Conversations: &bridge.MemoryConversations{MaxAge: *common.Retention}, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -275,7 +278,7 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 	st := &state{retention: *common.Retention, close: func() {}}
 	switch *common.State {
 	case "memory":
-		st.checkpoints = &adk.MemoryCheckPointStore{}
+		st.tasks, st.checkpoints = new(taskstore.Memory), &adk.MemoryCheckPointStore{}
 		if *common.DataDir != "" {
 			fs, err := checkpoint.NewFile(filepath.Join(*common.DataDir, service, "checkpoints"))
 			if err != nil {

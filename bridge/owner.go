@@ -1,0 +1,148 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/a2amesh/a2amesh/adk"
+)
+
+// owner is who may take over an interrupted task's checkpoint once the
+// server lost the task: what the executor records with the checkpoint.
+//
+// Today that is the task's context: a lost task's context id is known only
+// to those who had the task (ListTasks no longer shows it). When requests
+// carry an authenticated principal, it joins the record here, and mayAdopt
+// compares it too (a hop trusted to act for others would pass on that
+// comparison).
+type owner struct {
+	ContextID string `json:"context_id"`
+}
+
+// mayAdopt reports whether a task made by claimant may take over a
+// checkpoint o owns. A record without a context (a checkpoint saved before
+// owners were recorded) is adopted by no one.
+func (o owner) mayAdopt(claimant owner) bool {
+	return o.ContextID != "" && o.ContextID == claimant.ContextID
+}
+
+type ownerKey struct{}
+
+// withOwner returns a context whose runs save their checkpoints as o's.
+func withOwner(ctx context.Context, o owner) context.Context {
+	return context.WithValue(ctx, ownerKey{}, o)
+}
+
+// ownerHeader starts a checkpoint the bridge saved: the header, the owner
+// record's JSON, a newline, then the Runner's checkpoint as it wrote it.
+const ownerHeader = "a2amesh.bridge.owner "
+
+// ownedStore is the executor's checkpoint store: it saves each checkpoint
+// with its owner (from the run's context, see withOwner) and gives the
+// Runner back its checkpoint without it. A checkpoint without the header
+// (saved before owners were recorded) reads as itself, with no owner.
+//
+// It is an adk.CheckPointLocker: the store's own locks when it has them
+// (across processes), else locks of this process, which the executor's
+// Runners and its adoptions share.
+type ownedStore struct {
+	inner  adk.CheckPointStore
+	locker adk.CheckPointLocker
+}
+
+var _ adk.CheckPointLocker = (*ownedStore)(nil)
+
+func newOwnedStore(inner adk.CheckPointStore) *ownedStore {
+	s := &ownedStore{inner: inner}
+	if l, ok := inner.(adk.CheckPointLocker); ok {
+		s.locker = l
+	} else {
+		s.locker = &processLocks{}
+	}
+	return s
+}
+
+// Get returns the Runner's checkpoint saved under id.
+func (s *ownedStore) Get(ctx context.Context, id string) ([]byte, bool, error) {
+	_, data, ok, err := s.owned(ctx, id)
+	return data, ok, err
+}
+
+// owned returns the checkpoint saved under id and its owner.
+func (s *ownedStore) owned(ctx context.Context, id string) (owner, []byte, bool, error) {
+	data, ok, err := s.inner.Get(ctx, id)
+	if err != nil || !ok {
+		return owner{}, nil, ok, err
+	}
+	o, rest, err := splitOwner(data)
+	if err != nil {
+		return owner{}, nil, false, fmt.Errorf("%w: %s: %w", adk.ErrBadCheckPoint, id, err)
+	}
+	return o, rest, true, nil
+}
+
+// Set saves data under id, owned by the owner ctx carries.
+func (s *ownedStore) Set(ctx context.Context, id string, data []byte) error {
+	o, _ := ctx.Value(ownerKey{}).(owner) // none: adopted by no one
+	head, _ := json.Marshal(o)            // strings always encode
+	b := make([]byte, 0, len(ownerHeader)+len(head)+1+len(data))
+	b = append(append(append(append(b, ownerHeader...), head...), '\n'), data...)
+	return s.inner.Set(ctx, id, b)
+}
+
+// Delete removes the checkpoint saved under id.
+func (s *ownedStore) Delete(ctx context.Context, id string) error {
+	return s.inner.Delete(ctx, id)
+}
+
+// Lock claims id for one run.
+func (s *ownedStore) Lock(ctx context.Context, id string) (func(), error) {
+	return s.locker.Lock(ctx, id)
+}
+
+// splitOwner splits a stored checkpoint into its owner and the Runner's
+// checkpoint.
+func splitOwner(data []byte) (owner, []byte, error) {
+	var o owner
+	if !bytes.HasPrefix(data, []byte(ownerHeader)) {
+		return o, data, nil
+	}
+	head, rest, ok := bytes.Cut(data[len(ownerHeader):], []byte{'\n'})
+	if !ok {
+		return o, nil, fmt.Errorf("its owner record does not end")
+	}
+	if err := json.Unmarshal(head, &o); err != nil {
+		return o, nil, fmt.Errorf("its owner record: %w", err)
+	}
+	return o, rest, nil
+}
+
+// processLocks keeps runs of one checkpoint apart within this process, for
+// a store that cannot do it across processes.
+type processLocks struct {
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (l *processLocks) Lock(_ context.Context, id string) (func(), error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[id] {
+		return nil, fmt.Errorf("%w: %s", adk.ErrCheckPointBusy, id)
+	}
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	l.held[id] = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			delete(l.held, id)
+			l.mu.Unlock()
+		})
+	}, nil
+}
