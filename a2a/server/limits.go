@@ -54,9 +54,10 @@ type Limits struct {
 	// MaxFinishedTasks and MaxFinishedBytes bound the finished tasks kept
 	// for Config.Retention (with their event logs and webhooks): beyond
 	// either, the oldest go first, so memory stays bounded at any request
-	// rate. Bytes are estimated as for MaxTaskBytes. 0 means 20,000 tasks
-	// and 64 MiB; negative: no limit. A negative Retention (stores that
-	// drop finished tasks themselves) disables both.
+	// rate. A task's bytes are its size as for MaxTaskBytes plus about 1
+	// KiB per event, what holding its log costs in memory. 0 means 20,000
+	// tasks and 64 MiB; negative: no limit. A negative Retention (stores
+	// that drop finished tasks themselves) disables both.
 	MaxFinishedTasks int
 	MaxFinishedBytes int64
 	// MaxListBytes bounds a ListTasks page: tasks are added, in order, until

@@ -421,7 +421,7 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 		if now := stateClass(stored.Task); now != was {
 			size := 0
 			if now == classFinished {
-				size = sizeOfTask(stored.Task)
+				size = sizeOfTask(stored.Task) + int(stored.Seq)*eventMemory
 			}
 			h.noteState(id, stored.Task.Status.State, size)
 		}

@@ -32,7 +32,9 @@ func dial(addr string) (*conn, error) {
 }
 
 // do sends one prepared request and reads the whole response, returning
-// the body size. It understands Content-Length and chunked bodies.
+// the body size. It understands Content-Length and chunked bodies. A
+// JSON-RPC error answer (HTTP 200, a body with an "error" member) is
+// errRefused.
 func (c *conn) do(req []byte) (int, error) {
 	if _, err := c.c.Write(req); err != nil {
 		return 0, err
@@ -67,8 +69,12 @@ func (c *conn) do(req []byte) (int, error) {
 		if length < 0 {
 			return 0, errors.New("response without length")
 		}
-		_, err := c.br.Discard(length)
-		return length, err
+		head, _ := c.br.Peek(min(length, 64))
+		refused := bytes.Contains(head, []byte(`"error":`))
+		if _, err := c.br.Discard(length); err != nil || !refused {
+			return length, err
+		}
+		return length, errRefused
 	}
 	total := 0
 	for {
@@ -100,17 +106,32 @@ func (c *conn) do(req []byte) (int, error) {
 
 func (c *conn) close() { c.c.Close() }
 
+// errRefused is a JSON-RPC error answer: the server is up and said no.
+var errRefused = errors.New("the server answered with a JSON-RPC error")
+
 // request builds the bytes of a JSON-RPC POST.
 func request(host, path, method, version, text string) []byte {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":%q}]}}}`, method, text)
+	return requestWith(host, path, method, version, text, "")
+}
+
+// requestWith is request with a send's configuration (JSON, "" for none).
+func requestWith(host, path, method, version, text, configuration string) []byte {
+	params := fmt.Sprintf(`{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":%q}]}}`, text)
+	if configuration != "" {
+		params = params[:len(params)-1] + `,"configuration":` + configuration + `}`
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
 	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nA2A-Version: %s\r\nContent-Length: %d\r\n\r\n%s",
 		path, host, version, len(body), body)
 }
 
 // result is what one load run measured.
 type result struct {
-	Requests  int
-	Errors    int
+	Requests int
+	Errors   int
+	// Refused counts the requests answered with a JSON-RPC error (also
+	// in Requests and Latencies).
+	Refused   int
 	Elapsed   time.Duration
 	Latencies []time.Duration // sorted
 }
@@ -133,6 +154,7 @@ func load(ctx context.Context, addr string, req []byte, conns int, d time.Durati
 	var wg sync.WaitGroup
 	lat := make([][]time.Duration, conns)
 	errs := make([]int, conns)
+	refused := make([]int, conns)
 	var firstErr error
 	var errOnce sync.Once
 	start := time.Now()
@@ -149,7 +171,12 @@ func load(ctx context.Context, addr string, req []byte, conns int, d time.Durati
 			mine := make([]time.Duration, 0, 4096)
 			for ctx.Err() == nil && sent.Add(1) <= int64(maxRequests) {
 				t0 := time.Now()
-				if _, err := c.do(req); err != nil {
+				_, err := c.do(req)
+				if errors.Is(err, errRefused) {
+					refused[i]++
+					err = nil
+				}
+				if err != nil {
 					errs[i]++
 					errOnce.Do(func() { firstErr = err })
 					if c, err = dial(addr); err != nil {
@@ -167,6 +194,7 @@ func load(ctx context.Context, addr string, req []byte, conns int, d time.Durati
 	for i := range lat {
 		res.Latencies = append(res.Latencies, lat[i]...)
 		res.Errors += errs[i]
+		res.Refused += refused[i]
 	}
 	res.Requests = len(res.Latencies)
 	slices.Sort(res.Latencies)

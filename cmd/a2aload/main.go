@@ -4,6 +4,7 @@
 //	a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor
 //	a2aload hops --ours bin/hops --peer bin/adkgohops
 //	a2aload state --echo bin/echo
+//	a2aload soak --ours bin/echo --peer bin/a2agoecho
 //
 // compare starts the three servers as separate processes (a2amesh's echo
 // service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
@@ -40,6 +41,8 @@ func main() {
 		err = hopsCmd(os.Args[2:])
 	case "state":
 		err = stateCmd(os.Args[2:])
+	case "soak":
+		err = soakCmd(os.Args[2:])
 	case "nats-server":
 		err = natsServerCmd(os.Args[2:])
 	default:
@@ -52,7 +55,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|hops|state [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|hops|state|soak [flags] (see -h of each)")
 	os.Exit(2)
 }
 
@@ -158,8 +161,8 @@ func (t *target) measure(ctx context.Context, sc scenario, conns int, d time.Dur
 	if err != nil {
 		return measurement{}, err
 	}
-	if res.Errors > 0 {
-		return measurement{}, fmt.Errorf("%s: %d of %d requests failed", t.name, res.Errors, res.Requests+res.Errors)
+	if res.Errors > 0 || res.Refused > 0 {
+		return measurement{}, fmt.Errorf("%s: %d of %d requests failed and %d were refused", t.name, res.Errors, res.Requests+res.Errors, res.Refused)
 	}
 	return measurement{res: res, cpu: cpu1 - cpu0}, nil
 }

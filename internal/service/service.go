@@ -78,6 +78,7 @@ type Common struct {
 	// Retention on NATS.
 	EventsMaxAge, TasksMaxAge *time.Duration
 	EventsPerTask             *int
+	Limits                    *cli.LimitFlags
 
 	flags *cli.Flags
 }
@@ -124,6 +125,7 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 		OpenAIBaseURL: f.StringEnv("openai-base-url", "OPENAI_BASE_URL", "", "OpenAI-compatible endpoint (empty, with no key: the offline model)"),
 		OpenAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
 		OpenAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
+		Limits:        cli.ServerLimits(f),
 	}
 }
 
@@ -227,7 +229,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
 	}
 	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
-		Retention: st.retention, CommitDelay: common.commitDelay(), Logger: log}
+		Retention: st.retention, CommitDelay: common.commitDelay(), Limits: common.Limits.Limits(), Logger: log}
 	if st.peers != nil {
 		cfg.Peers = st.peers
 	}
@@ -239,7 +241,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 	if st.peers != nil {
 		defer st.peers.Start(ctx, h)()
 	}
-	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{AllowedHosts: common.Limits.Hosts(), Logger: log})
 	if err != nil {
 		ln.Close()
 		return err

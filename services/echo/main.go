@@ -33,6 +33,7 @@ func main() {
 	pushAllow := f.String("push-allow", "", "comma-separated CIDRs or host names push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8)")
 	state := f.StringEnv("state", "A2AMESH_STATE", "memory", "where tasks live: memory (this process) or nats (JetStream on --nats, shared by the replicas)")
 	natsURL := f.StringEnv("nats", "NATS_URL", "", "NATS server for --state nats")
+	limits := cli.ServerLimits(f)
 	eventsMaxAge := f.DurationEnv("events-max-age", "A2AMESH_EVENTS_MAX_AGE", 24*time.Hour,
 		"with --state nats: how long the events stream keeps task events (and the webhooks bucket its configs)")
 	if err := f.Parse(os.Args[1:]); err != nil {
@@ -54,7 +55,7 @@ func main() {
 		url = "http://" + ln.Addr().String() + "/"
 	}
 	cfg := server.Config{
-		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, CommitDelay: *commitDelay, Logger: log,
+		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, CommitDelay: *commitDelay, Limits: limits.Limits(), Logger: log,
 		PushSender: &push.Sender{Guard: netguard.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
 	}
 	ctx, stop := cli.SignalContext()
@@ -90,7 +91,7 @@ func main() {
 	if peers != nil {
 		defer peers.Start(ctx, h)()
 	}
-	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{AllowedHosts: limits.Hosts(), Logger: log})
 	if err != nil {
 		cli.Fatal(log, "configure", err)
 	}
