@@ -24,6 +24,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	if err := common.Check(); err != nil {
+		return err
+	}
 	log, err := cli.Logger(*common.LogLevel)
 	if err != nil {
 		return err

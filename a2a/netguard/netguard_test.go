@@ -100,9 +100,15 @@ func TestCheckURL(t *testing.T) {
 
 func TestInvalidAllowEntry(t *testing.T) {
 	ln := listen(t)
-	for _, entry := range []string{"10.0.0.0/33", "", "http://hooks.internal", "hooks.internal:8080", "*.example.com", "127.1", "bad host", "-bad.example"} {
+	for _, entry := range []string{
+		"10.0.0.0/33", "", "http://hooks.internal", "*.example.com", "127.1", "bad host", "-bad.example",
+		"10.0.0.0/8:80", "hooks.internal:0", "hooks.internal:65536", "hooks.internal:http", "127.0.0.1:0", "[::1]", "127.1:80",
+	} {
 		t.Run(entry, func(t *testing.T) {
 			g := &Guard{Allow: []string{"10.0.0.0/8", entry}}
+			if err := g.Validate(); err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), `"`+entry+`"`) {
+				t.Fatalf("Validate with allowlist entry %q = %v, want an error naming the entry", entry, err)
+			}
 			err := g.CheckURL("https://example.com/hook")
 			if err == nil || !strings.Contains(err.Error(), `"`+entry+`"`) {
 				t.Fatalf("CheckURL with allowlist entry %q = %v, want an error naming the entry", entry, err)
@@ -120,7 +126,14 @@ func TestInvalidAllowEntry(t *testing.T) {
 }
 
 func TestValidAllowEntries(t *testing.T) {
-	g := &Guard{Allow: []string{" 10.0.0.0/8 ", "fd00::/8", "192.168.1.1", "fe80::1%eth0", "Hooks.Internal.", "under_score.example"}}
+	g := &Guard{Allow: []string{" 10.0.0.0/8 ", "fd00::/8", "192.168.1.1", "fe80::1%eth0", "Hooks.Internal.", "under_score.example",
+		"10.9.9.9:8443", "[fd00::1]:8443", "hooks.internal:8443", "[fe80::2%eth0]:80"}}
+	if err := g.Validate(); err != nil {
+		t.Fatalf("Validate = %v, want nil", err)
+	}
+	if err := new(Guard).Validate(); err != nil {
+		t.Fatalf("Validate of the zero Guard = %v, want nil", err)
+	}
 	for _, u := range []string{"http://10.2.3.4/", "http://[fd12::1]/", "http://192.168.1.1/", "http://[fe80::1]/", "http://hooks.internal/"} {
 		if err := g.CheckURL(u); err != nil {
 			t.Errorf("CheckURL(%q) = %v, want nil", u, err)
@@ -179,5 +192,120 @@ func TestDialContext(t *testing.T) {
 				t.Fatalf("DialContext(%s) = %v, want a guard refusal saying how to allow it", tt.addr, err)
 			}
 		})
+	}
+}
+
+// TestSpecialPurposeRanges covers the non-global ranges of IANA's
+// special-purpose registries and the addresses that embed an IPv4 address.
+func TestSpecialPurposeRanges(t *testing.T) {
+	tests := []struct {
+		host string
+		want string // "" when the address is global and accepted
+	}{
+		{"198.18.0.1", "benchmarking"},
+		{"198.19.255.255", "benchmarking"},
+		{"240.0.0.1", "reserved"},
+		{"255.255.255.254", "reserved"},
+		{"255.255.255.255", "broadcast"},
+		{"192.0.0.1", "IETF protocol assignment"},
+		{"192.0.0.170", "IETF protocol assignment"},
+		{"192.0.2.1", "documentation"},
+		{"198.51.100.7", "documentation"},
+		{"203.0.113.9", "documentation"},
+		{"192.88.99.1", "6to4 relay"},
+		{"[::ffff:198.18.0.1]", "benchmarking"},
+		{"[64:ff9b::a9fe:a9fe]", "NAT64 address for 169.254.169.254, the cloud metadata address"},
+		{"[64:ff9b::127.0.0.1]", "NAT64 address for 127.0.0.1, a loopback address"},
+		{"[64:ff9b::a00:1]", "NAT64 address for 10.0.0.1, a private address"},
+		{"[64:ff9b:1::808:808]", "local-use NAT64"},
+		{"[2002:7f00:1::1]", "6to4 address for 127.0.0.1, a loopback address"},
+		{"[2002:a9fe:a9fe::]", "6to4 address for 169.254.169.254, the cloud metadata address"},
+		{"[2002:c612::1]", "6to4 address for 198.18.0.0, a benchmarking address"},
+		{"[::127.0.0.1]", "IPv4-compatible"},
+		{"[::8.8.8.8]", "IPv4-compatible"},
+		{"[100::1]", "discard-only"},
+		{"[100:0:0:1::1]", "dummy"},
+		{"[2001::1]", "IETF protocol assignment"},   // Teredo
+		{"[2001:2::1]", "IETF protocol assignment"}, // benchmarking
+		{"[2001:db8::1]", "documentation"},
+		{"[3fff::1]", "documentation"},
+		{"[5f00::1]", "SRv6"},
+		{"[fec0::1]", "site-local"},
+		{"[fd00:ec2::254]", "cloud metadata"},
+
+		{"8.8.8.8", ""},
+		{"192.0.3.1", ""},
+		{"198.20.0.1", ""},
+		{"223.255.255.255", ""},
+		{"[64:ff9b::808:808]", ""},
+		{"[2002:808:808::1]", ""},
+		{"[2001:200::1]", ""},
+		{"[2606:4700::1111]", ""},
+	}
+	var g Guard
+	for _, tt := range tests {
+		u := "http://" + tt.host + "/hook"
+		err := g.CheckURL(u)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("CheckURL(%q) = %v, want nil", u, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("CheckURL(%q) = %v, want a refusal mentioning %q", u, err, tt.want)
+		}
+	}
+}
+
+func TestAllowPorts(t *testing.T) {
+	tests := []struct {
+		allow []string
+		url   string
+		ok    bool
+	}{
+		{[]string{"127.0.0.1:8080"}, "http://127.0.0.1:8080/hook", true},
+		{[]string{"127.0.0.1:8080"}, "http://127.0.0.1:8081/hook", false},
+		{[]string{"127.0.0.1:8080"}, "http://127.0.0.1/hook", false},
+		{[]string{"127.0.0.1:80"}, "http://127.0.0.1/hook", true},
+		{[]string{"127.0.0.1:443"}, "https://127.0.0.1/hook", true},
+		{[]string{"127.0.0.1:443"}, "http://127.0.0.1/hook", false},
+		{[]string{"[::1]:8443"}, "https://[::1]:8443/hook", true},
+		{[]string{"[::1]:8443"}, "https://[::1]/hook", false},
+		{[]string{"localhost:8080"}, "http://localhost:8080/hook", true},
+		{[]string{"localhost:8080"}, "http://localhost:9090/hook", false},
+		{[]string{"127.0.0.1:8080"}, "http://localhost:8080/hook", true},
+		{[]string{"localhost:8080", "localhost:9090"}, "http://localhost:9090/hook", true},
+		// An entry admits the NAT64 and 6to4 forms of what it admits.
+		{[]string{"10.0.0.0/8"}, "http://[64:ff9b::a00:1]/hook", true},
+		{[]string{"169.254.169.254:80"}, "http://[64:ff9b::a9fe:a9fe]/hook", true},
+		{[]string{"169.254.169.254:80"}, "http://[64:ff9b::a9fe:a9fe]:81/hook", false},
+		{[]string{"127.0.0.0/8"}, "http://127.0.0.1:0/hook", false},
+	}
+	for _, tt := range tests {
+		g := &Guard{Allow: tt.allow}
+		if err := g.CheckURL(tt.url); (err == nil) != tt.ok {
+			t.Errorf("allow %q: CheckURL(%q) = %v, want ok=%v", tt.allow, tt.url, err, tt.ok)
+		}
+	}
+
+	ln := listen(t)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	for _, tt := range []struct {
+		allow []string
+		addr  string
+		ok    bool
+	}{
+		{[]string{"127.0.0.1:" + port}, "127.0.0.1:" + port, true},
+		{[]string{"127.0.0.1:1"}, "127.0.0.1:" + port, false},
+		{[]string{"localhost:" + port}, "localhost:" + port, true},
+		{[]string{"localhost:1"}, "localhost:" + port, false},
+		{[]string{"127.0.0.1:" + port}, "localhost:" + port, true},
+	} {
+		g := &Guard{Allow: tt.allow}
+		conn, err := g.DialContext(context.Background(), "tcp", tt.addr)
+		if conn != nil {
+			conn.Close()
+		}
+		if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrRefused) {
+			t.Errorf("allow %q: DialContext(%s) = %v, want ok=%v", tt.allow, tt.addr, err, tt.ok)
+		}
 	}
 }

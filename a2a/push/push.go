@@ -8,7 +8,9 @@
 //     (package pushtest).
 //   - delivery: Sender posts one event to one webhook in the payload format
 //     of the A2A version the client registered with, retrying transient
-//     failures with backoff.
+//     failures with backoff, within bounds on the connections and pending
+//     notifications webhooks can hold and with a breaker per destination,
+//     so a webhook that never answers costs the server little.
 //   - protection of the server's own network: a webhook URL is chosen by a
 //     client, so Sender dials through a netguard.Guard, which refuses
 //     loopback, private, link-local and similar addresses (server-side

@@ -25,10 +25,17 @@ import (
 
 // Defaults of a zero Sender.
 const (
-	defaultTimeout     = 10 * time.Second
-	defaultMaxAttempts = 5
-	defaultBaseBackoff = 250 * time.Millisecond
-	defaultMaxBackoff  = 10 * time.Second
+	defaultTimeout           = 5 * time.Second
+	defaultDialTimeout       = 3 * time.Second
+	defaultMaxAttempts       = 5
+	defaultBaseBackoff       = 250 * time.Millisecond
+	defaultMaxBackoff        = 10 * time.Second
+	defaultMaxConns          = 128
+	defaultMaxConnsPerHost   = 8
+	defaultMaxPending        = 1024
+	defaultMaxPendingPerHost = 64
+	defaultBreakerThreshold  = 5
+	defaultBreakerCooldown   = 30 * time.Second
 )
 
 // Content types of the payloads: the A2A 1.0 media type, and plain JSON,
@@ -38,20 +45,58 @@ const (
 	contentType03 = "application/json"
 )
 
-// Sender delivers push notifications with timeouts and retries. Its zero
-// value is usable: 10 s per attempt, 5 attempts, backoff 250 ms doubling to
-// at most 10 s with full jitter, zero Guard. A Sender is safe for
-// concurrent use and must not be copied after first use.
+// Errors of notifications that were not attempted, or not attempted again;
+// test with errors.Is. Sender logs a breaker's opening once, and drops at
+// most once a BreakerCooldown with their number, so a caller need not log
+// these per notification.
+var (
+	// ErrOverloaded: the notification was dropped because too many are
+	// pending for its destination (MaxPendingPerHost) or in all
+	// (MaxPending).
+	ErrOverloaded = errors.New("push: too many notifications pending")
+	// ErrUnavailable: the destination's breaker is open, because its last
+	// BreakerThreshold attempts failed; it is tried again after
+	// BreakerCooldown.
+	ErrUnavailable = errors.New("push: webhook destination failing, not tried until its cooldown ends")
+)
+
+// Sender delivers push notifications with timeouts, retries and bounds on
+// what webhooks can hold: a webhook is a client's choice, and one that
+// never answers must not take the server's connections, goroutines or
+// memory.
+//
+// A destination is a webhook URL's scheme, host and port. At most MaxConns
+// attempts are in flight at once, and MaxConnsPerHost per destination; a
+// notification waits for its turn, but at most MaxPending notifications
+// wait, retry or are in flight at once, MaxPendingPerHost per destination,
+// and Notify drops the ones beyond (ErrOverloaded). A destination whose
+// last BreakerThreshold attempts failed is not tried for BreakerCooldown
+// (ErrUnavailable); then one attempt probes it.
+//
+// The zero value is usable: 5 s per attempt (3 s to connect), 5 attempts,
+// backoff 250 ms doubling to at most 10 s with full jitter, 128
+// connections (8 per destination), 1024 pending notifications (64 per
+// destination), a breaker opening after 5 failed attempts in a row for
+// 30 s, and the zero Guard. A zero or negative field means its default. A
+// Sender is safe for concurrent use and must not be copied after first
+// use; its fields are read on first use.
 type Sender struct {
 	// Client sends the requests. nil means a client whose transport dials
-	// through Guard.DialContext, ignores proxy environment variables (a
-	// proxy would make the connection the guard checks), applies Timeout
-	// per attempt and follows no redirects (a redirect could lead into the
-	// server's network after the checks). A Client set here bypasses Guard
-	// unless its transport dials through it.
+	// through Guard.DialContext within DialTimeout, ignores proxy
+	// environment variables (a proxy would make the connection the guard
+	// checks), applies Timeout per attempt, follows no redirects (a
+	// redirect could lead into the server's network after the checks),
+	// and keeps at most MaxConnsPerHost connections per destination and
+	// MaxConns idle ones. A Client set here bypasses Guard unless its
+	// transport dials through it; the bounds on attempts still hold.
 	Client *http.Client
 	// Timeout bounds one attempt, from dialling to draining the response.
 	Timeout time.Duration
+	// DialTimeout bounds connecting (TCP and TLS handshakes) with the
+	// default client. The transport finishes a dial its attempt gave up
+	// on, to keep the connection, so this also bounds how long a
+	// connection to a destination that never accepts outlives its attempt.
+	DialTimeout time.Duration
 	// MaxAttempts is the most requests made for one notification.
 	MaxAttempts int
 	// BaseBackoff is the longest wait after the first failed attempt; it
@@ -61,14 +106,67 @@ type Sender struct {
 	BaseBackoff time.Duration
 	// MaxBackoff also caps a webhook's Retry-After.
 	MaxBackoff time.Duration
+	// MaxConns bounds the attempts in flight at once, so the outbound
+	// connections in use, across destinations.
+	MaxConns int
+	// MaxConnsPerHost bounds the attempts in flight at once to one
+	// destination.
+	MaxConnsPerHost int
+	// MaxPending bounds the notifications in progress (in flight, waiting
+	// for a connection, or waiting to retry) across destinations; beyond
+	// it Notify drops a notification at once, with ErrOverloaded.
+	MaxPending int
+	// MaxPendingPerHost is the same bound per destination, so a slow
+	// webhook holds at most this many notifications.
+	MaxPendingPerHost int
+	// BreakerThreshold is how many attempts in a row must fail at a
+	// destination (no connection, no response within Timeout, 408, 425,
+	// 429 or 5xx) to open its breaker: then notifications to it fail at
+	// once with ErrUnavailable, without connecting.
+	BreakerThreshold int
+	// BreakerCooldown is how long a breaker stays open. Then one attempt
+	// probes the destination: its success closes the breaker, its failure
+	// opens it for another cooldown.
+	BreakerCooldown time.Duration
 	// Guard checks every connection the default client makes.
 	Guard netguard.Guard
-	// Logger receives failed attempts (Debug) and failed deliveries (Warn).
-	// nil means slog.Default().
+	// Logger receives failed attempts (Debug), failed deliveries (Warn),
+	// dropped notifications (Warn, at most once a BreakerCooldown per
+	// destination, with their number), and a breaker's opening (Warn) and
+	// closing (Info), once each. nil means slog.Default().
 	Logger *slog.Logger
 
 	once   sync.Once
 	client *http.Client
+	conns  chan struct{} // a token per attempt in flight
+
+	mu         sync.Mutex
+	dests      map[string]*dest // destinations with notifications pending or a breaker's state
+	sweepAt    int              // len(dests) at which idle entries are swept
+	pending    int
+	dropped    int // since dropLogged, for want of room in MaxPending
+	dropLogged time.Time
+}
+
+// dest is the state of one destination. Its fields but slots are guarded
+// by Sender.mu.
+type dest struct {
+	key   string        // scheme://host:port
+	slots chan struct{} // a token per attempt in flight
+
+	pending    int
+	failures   int       // failed attempts in a row
+	openUntil  time.Time // zero while the breaker is closed
+	probing    bool      // an attempt is probing the open breaker
+	skipped    int       // notifications failed fast since the breaker opened
+	dropped    int       // since dropLogged, for want of room in MaxPendingPerHost
+	dropLogged time.Time
+}
+
+// unused reports whether d holds nothing worth keeping: no notification
+// pending and a breaker closed with no failure counted.
+func (d *dest) unused() bool {
+	return d.pending == 0 && d.openUntil.IsZero() && d.failures == 0
 }
 
 func orDefault[T time.Duration | int](v, def T) T {
@@ -81,6 +179,13 @@ func orDefault[T time.Duration | int](v, def T) T {
 func (s *Sender) timeout() time.Duration    { return orDefault(s.Timeout, defaultTimeout) }
 func (s *Sender) maxAttempts() int          { return orDefault(s.MaxAttempts, defaultMaxAttempts) }
 func (s *Sender) maxBackoff() time.Duration { return orDefault(s.MaxBackoff, defaultMaxBackoff) }
+func (s *Sender) cooldown() time.Duration {
+	return orDefault(s.BreakerCooldown, defaultBreakerCooldown)
+}
+func (s *Sender) maxPending() int { return orDefault(s.MaxPending, defaultMaxPending) }
+func (s *Sender) maxPendingPerHost() int {
+	return orDefault(s.MaxPendingPerHost, defaultMaxPendingPerHost)
+}
 
 func (s *Sender) logger() *slog.Logger {
 	if s.Logger != nil {
@@ -89,18 +194,28 @@ func (s *Sender) logger() *slog.Logger {
 	return slog.Default()
 }
 
-func (s *Sender) httpClient() *http.Client {
-	if s.Client != nil {
-		return s.Client
-	}
+func (s *Sender) setup() {
 	s.once.Do(func() {
+		maxConns, perHost := orDefault(s.MaxConns, defaultMaxConns), orDefault(s.MaxConnsPerHost, defaultMaxConnsPerHost)
+		s.conns = make(chan struct{}, maxConns)
+		s.dests = make(map[string]*dest)
+		if s.Client != nil {
+			return
+		}
+		dialTimeout := orDefault(s.DialTimeout, defaultDialTimeout)
 		s.client = &http.Client{
 			Transport: &http.Transport{
-				DialContext:           s.Guard.DialContext,
+				DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+					defer cancel()
+					return s.Guard.DialContext(ctx, network, addr)
+				},
 				ForceAttemptHTTP2:     true,
-				MaxIdleConns:          100,
-				IdleConnTimeout:       90 * time.Second,
-				TLSHandshakeTimeout:   10 * time.Second,
+				MaxConnsPerHost:       perHost,
+				MaxIdleConnsPerHost:   perHost,
+				MaxIdleConns:          maxConns,
+				IdleConnTimeout:       30 * time.Second,
+				TLSHandshakeTimeout:   dialTimeout,
 				ExpectContinueTimeout: time.Second,
 			},
 			Timeout: s.timeout(),
@@ -109,6 +224,13 @@ func (s *Sender) httpClient() *http.Client {
 			},
 		}
 	})
+}
+
+func (s *Sender) httpClient() *http.Client {
+	s.setup()
+	if s.Client != nil {
+		return s.Client
+	}
 	return s.client
 }
 
@@ -131,8 +253,10 @@ func (s *Sender) backoff(n int) time.Duration {
 // 5xx are transient and retried with backoff up to MaxAttempts, waiting as
 // long as a Retry-After header asks (capped at MaxBackoff). Other statuses
 // (3xx, since redirects are not followed, and 4xx) and refusals by Guard
-// are permanent and returned at once. When ctx ends, Notify stops and
-// returns an error wrapping ctx.Err().
+// are permanent and returned at once. A notification the bounds leave no
+// room for fails at once with ErrOverloaded, and one to a destination
+// whose breaker is open with ErrUnavailable, before or between attempts.
+// When ctx ends, Notify stops and returns an error wrapping ctx.Err().
 func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a2a.Task) error {
 	body, contentType, err := payload(c.ProtocolVersion, ev, snapshot)
 	if err != nil {
@@ -144,15 +268,27 @@ func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a
 	}
 	where := u.Redacted()
 	log := s.logger().With("task", c.TaskID, "config", c.ID, "url", where)
+	d, err := s.admit(destination(u))
+	if err != nil {
+		log.Debug("push: notification not attempted", "error", err)
+		return fmt.Errorf("push: notification for task %s to %s not attempted: %w", c.TaskID, where, err)
+	}
+	defer s.leave(d)
 	maxAttempts := s.maxAttempts()
 	for n := 1; ; n++ {
-		r := s.attempt(ctx, c, body, contentType)
+		r := s.try(ctx, d, c, body, contentType)
 		if r.err == nil && r.status/100 == 2 {
 			return nil
 		}
 		if ctx.Err() != nil {
 			log.Debug("push: delivery abandoned", "attempt", n, "error", ctx.Err())
 			return fmt.Errorf("push: notification for task %s to %s abandoned after %d attempt(s): %w", c.TaskID, where, n, ctx.Err())
+		}
+		if errors.Is(r.err, ErrUnavailable) {
+			// The breaker's opening was logged, once for all its
+			// notifications.
+			log.Debug("push: notification not attempted further", "attempt", n, "error", r.err)
+			return fmt.Errorf("push: notification for task %s to %s given up after %d attempt(s): %w", c.TaskID, where, n-1, r.err)
 		}
 		if r.err != nil {
 			log.Debug("push: delivery attempt failed", "attempt", n, "error", r.err)
@@ -172,6 +308,182 @@ func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a
 			log.Debug("push: delivery abandoned", "attempt", n, "error", err)
 			return fmt.Errorf("push: notification for task %s to %s abandoned after %d attempt(s): %w", c.TaskID, where, n, err)
 		}
+	}
+}
+
+// destination returns the key of a URL's destination: scheme, host and
+// port, in one spelling.
+func destination(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// admit counts a notification to the destination key as pending, or fails
+// when the destination's breaker is open or the bounds are reached.
+func (s *Sender) admit(key string) (*dest, error) {
+	s.setup()
+	now := time.Now()
+	s.mu.Lock()
+	d := s.dests[key]
+	if d == nil {
+		s.sweepLocked(now)
+		d = &dest{key: key, slots: make(chan struct{}, orDefault(s.MaxConnsPerHost, defaultMaxConnsPerHost))}
+		s.dests[key] = d
+	}
+	var err error
+	var logDrops func()
+	switch {
+	case !d.openUntil.IsZero() && (now.Before(d.openUntil) || d.probing):
+		d.skipped++
+		err = ErrUnavailable
+	case d.pending >= s.maxPendingPerHost():
+		limit := s.maxPendingPerHost()
+		err = fmt.Errorf("%w for %s (MaxPendingPerHost %d)", ErrOverloaded, key, limit)
+		// Logged at most once a cooldown, with the number dropped since.
+		d.dropped++
+		if n := d.dropped; now.Sub(d.dropLogged) >= s.cooldown() {
+			d.dropped, d.dropLogged = 0, now
+			logDrops = func() {
+				s.logger().Warn("push: too many notifications pending for a webhook destination; dropping the ones beyond", "destination", key, "limit", limit, "dropped", n)
+			}
+		}
+	case s.pending >= s.maxPending():
+		limit := s.maxPending()
+		err = fmt.Errorf("%w in all (MaxPending %d)", ErrOverloaded, limit)
+		s.dropped++
+		if n := s.dropped; now.Sub(s.dropLogged) >= s.cooldown() {
+			s.dropped, s.dropLogged = 0, now
+			logDrops = func() {
+				s.logger().Warn("push: too many notifications pending; dropping the ones beyond", "limit", limit, "dropped", n)
+			}
+		}
+	default:
+		d.pending++
+		s.pending++
+	}
+	if d.unused() {
+		delete(s.dests, key)
+	}
+	s.mu.Unlock()
+	if logDrops != nil {
+		logDrops()
+	}
+	return d, err
+}
+
+// leave ends a notification admit counted.
+func (s *Sender) leave(d *dest) {
+	s.mu.Lock()
+	d.pending--
+	s.pending--
+	if d.unused() {
+		delete(s.dests, d.key)
+	}
+	s.mu.Unlock()
+}
+
+// sweepLocked forgets, once their number has doubled since the last
+// sweep, the destinations with nothing pending whose breaker is closed or
+// has not been probed for a cooldown after the one it served, so the map
+// does not grow with every URL ever notified. s.mu is held.
+func (s *Sender) sweepLocked(now time.Time) {
+	if len(s.dests) < s.sweepAt {
+		return
+	}
+	for k, d := range s.dests {
+		if d.pending == 0 && (d.openUntil.IsZero() || now.After(d.openUntil.Add(s.cooldown()))) {
+			delete(s.dests, k)
+		}
+	}
+	s.sweepAt = max(2*len(s.dests), 64)
+}
+
+// try makes one attempt when the destination's breaker lets it, within
+// the bounds on attempts in flight, and records its outcome.
+func (s *Sender) try(ctx context.Context, d *dest, c Config, body []byte, contentType string) result {
+	select {
+	case d.slots <- struct{}{}:
+	case <-ctx.Done():
+		return result{err: ctx.Err(), retryAfter: -1}
+	}
+	defer func() { <-d.slots }()
+	select {
+	case s.conns <- struct{}{}:
+	case <-ctx.Done():
+		return result{err: ctx.Err(), retryAfter: -1}
+	}
+	defer func() { <-s.conns }()
+	probe, err := s.enter(d)
+	if err != nil {
+		return result{err: err, permanent: true, retryAfter: -1}
+	}
+	r := s.attempt(ctx, c, body, contentType)
+	s.record(ctx, d, probe, r)
+	return r
+}
+
+// enter lets an attempt through the destination's breaker: always while it
+// is closed; once it has cooled down, one attempt at a time, as a probe.
+func (s *Sender) enter(d *dest) (probe bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case d.openUntil.IsZero():
+		return false, nil
+	case time.Now().Before(d.openUntil) || d.probing:
+		d.skipped++
+		return false, ErrUnavailable
+	}
+	d.probing = true
+	return true, nil
+}
+
+// record counts an attempt's outcome in the destination's breaker.
+func (s *Sender) record(ctx context.Context, d *dest, probe bool, r result) {
+	now := time.Now()
+	s.mu.Lock()
+	if probe {
+		d.probing = false
+	}
+	var logIt func()
+	// An attempt abandoned, or refused by the guard, says nothing of the
+	// destination.
+	switch {
+	case r.unreachable && ctx.Err() == nil:
+		d.failures++
+		threshold := orDefault(s.BreakerThreshold, defaultBreakerThreshold)
+		if probe || d.openUntil.IsZero() && d.failures >= threshold {
+			opening := d.openUntil.IsZero()
+			d.openUntil = now.Add(s.cooldown())
+			n, cause := d.failures, r.cause()
+			logIt = func() {
+				if opening {
+					s.logger().Warn("push: webhook destination keeps failing; notifications to it fail at once until a probe after the cooldown succeeds",
+						"destination", d.key, "failures", n, "cooldown", s.cooldown(), "error", cause)
+				} else {
+					s.logger().Debug("push: probe of a failing webhook destination failed", "destination", d.key, "error", cause)
+				}
+			}
+		}
+	case r.err == nil: // it answered
+		d.failures = 0
+		if !d.openUntil.IsZero() {
+			skipped := d.skipped
+			d.openUntil, d.skipped = time.Time{}, 0
+			logIt = func() {
+				s.logger().Info("push: webhook destination answers again", "destination", d.key, "failed_fast", skipped)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if logIt != nil {
+		logIt()
 	}
 }
 
@@ -207,7 +519,18 @@ type result struct {
 	snippet    string // start of the response body, for the error
 	err        error
 	permanent  bool
-	retryAfter time.Duration // -1 when the response does not say
+	// unreachable: the destination failed (no connection, no response in
+	// time, or a transient status), which its breaker counts.
+	unreachable bool
+	retryAfter  time.Duration // -1 when the response does not say
+}
+
+// cause describes a failed attempt for a log.
+func (r *result) cause() string {
+	if r.err != nil {
+		return r.err.Error()
+	}
+	return "status " + r.statusText
 }
 
 func (r *result) failure(taskID, where string, n int) error {
@@ -253,7 +576,8 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		if ctx.Err() == nil && (errors.Is(actx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
 			err = fmt.Errorf("no response within %v: %w", timeout, err)
 		}
-		return result{err: err, permanent: errors.Is(err, netguard.ErrRefused), retryAfter: -1}
+		refused := errors.Is(err, netguard.ErrRefused)
+		return result{err: err, permanent: refused, unreachable: !refused, retryAfter: -1}
 	}
 	snippet := drain(resp)
 	r := result{status: resp.StatusCode, statusText: resp.Status, retryAfter: -1}
@@ -264,6 +588,7 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 	switch {
 	case r.status == http.StatusRequestTimeout, r.status == http.StatusTooEarly,
 		r.status == http.StatusTooManyRequests, r.status/100 == 5:
+		r.unreachable = true
 		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 			r.retryAfter = d
 		}

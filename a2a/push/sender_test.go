@@ -488,19 +488,37 @@ func TestBackoff(t *testing.T) {
 		{time.Millisecond, 3 * time.Millisecond, []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 3 * time.Millisecond}},
 		{time.Second, time.Millisecond, []time.Duration{time.Millisecond, time.Millisecond}},
 	}
+	// Full jitter spreads the waits over [0, bound]. Each wait is checked
+	// against its bound, and the draws must reach the upper half of it and
+	// differ: a backoff stuck at 0, at one value, or not growing fails. With
+	// 200 draws, a correct backoff fails by chance with probability below
+	// 2^-190.
+	check := func(s *Sender, n int, bound time.Duration) {
+		t.Helper()
+		seen := map[time.Duration]bool{}
+		var top time.Duration
+		for range 200 {
+			d := s.backoff(n)
+			if d < 0 || d > bound {
+				t.Fatalf("base %v max %v: backoff after attempt %d = %v, want within [0, %v]", s.BaseBackoff, s.MaxBackoff, n, d, bound)
+			}
+			seen[d] = true
+			top = max(top, d)
+		}
+		if top <= bound/2 {
+			t.Fatalf("base %v max %v: 200 backoffs after attempt %d all at most %v, want them spread up to %v", s.BaseBackoff, s.MaxBackoff, n, top, bound)
+		}
+		if len(seen) < 2 {
+			t.Fatalf("base %v max %v: every backoff after attempt %d is %v, want jitter", s.BaseBackoff, s.MaxBackoff, n, top)
+		}
+	}
 	for _, tt := range tests {
 		s := &Sender{BaseBackoff: tt.base, MaxBackoff: tt.max}
 		for i, bound := range tt.bounds {
-			for range 50 {
-				if d := s.backoff(i + 1); d < 0 || d > bound {
-					t.Fatalf("base %v max %v: backoff after attempt %d = %v, want within [0, %v]", tt.base, tt.max, i+1, d, bound)
-				}
-			}
+			check(s, i+1, bound)
 		}
 		// Far beyond where doubling would overflow, the bound stays MaxBackoff.
-		if d := s.backoff(200); d < 0 || d > tt.bounds[len(tt.bounds)-1] {
-			t.Fatalf("backoff after attempt 200 = %v", d)
-		}
+		check(s, 200, tt.bounds[len(tt.bounds)-1])
 	}
 }
 

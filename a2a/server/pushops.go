@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/push"
@@ -36,17 +37,41 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if c.ID == "" {
 		c.ID = a2a.NewID()
 	}
+	s := h.slotRef(e.Task.ID)
+	defer h.slotUnref(s)
+	// Under the task's lock, so creates racing each other cannot all pass
+	// the cap. A follow-up send's config is checked before its run takes
+	// the task (checkSend): a create racing it may pass the cap by one,
+	// and notify still bounds the fan-out.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := h.checkPushCap(ctx, c.TaskID, c.ID, ""); err != nil {
+		return nil, err
+	}
 	if err := h.pushCfgs.Save(ctx, c); err != nil {
 		return nil, fmt.Errorf("save push notification config: %w", err)
 	}
 	if !e.Task.Status.State.Settled() {
-		s := h.slotRef(e.Task.ID)
-		s.mu.Lock()
 		h.ensurePushLocked(s, max(e.Seq, s.lastSeq))
-		s.mu.Unlock()
-		h.slotUnref(s)
 	}
 	return &c.TaskPushNotificationConfig, nil
+}
+
+// checkPushCap refuses a config that would be one too many for the task
+// (MaxPushConfigsPerTask); one that replaces a config of the same id is
+// not one more. field, when set, names the config in the error.
+func (h *Handler) checkPushCap(ctx context.Context, taskID, id, field string) error {
+	cfgs, err := h.pushCfgs.List(ctx, taskID)
+	if err != nil {
+		return fmt.Errorf("list push notification configs: %w", err)
+	}
+	if len(cfgs) < h.maxPush || id != "" && slices.ContainsFunc(cfgs, func(c push.Config) bool { return c.ID == id }) {
+		return nil
+	}
+	if field != "" {
+		field += ": "
+	}
+	return a2a.Errorf(a2a.CodeInvalidParams, "%stask %q already has %d push notification configs, the most this server keeps for a task; delete one of them first (or replace one by giving its id)", field, taskID, len(cfgs))
 }
 
 // GetTaskPushNotificationConfig returns one webhook of a task. A 0.3 "get"
@@ -171,6 +196,9 @@ func (h *Handler) notify(ctx context.Context, taskID string, ev a2a.Event) {
 		h.log.Warn("a2a: listing push notification configs failed", "task", taskID, "err", err)
 		return
 	}
+	// Creates on other replicas can race past the cap; the fan-out of
+	// one event stays bounded all the same.
+	cfgs = cfgs[:min(len(cfgs), h.maxPush)]
 	var snapshot *a2a.Task
 	for _, c := range cfgs {
 		if c.ProtocolVersion == a2a.Version03 && snapshot == nil {

@@ -367,6 +367,12 @@ func (h *Handler) checkSend(ctx context.Context, req *a2a.SendMessageRequest) er
 		if err := h.sender.Guard.CheckURL(pc.URL); err != nil {
 			return a2a.Errorf(a2a.CodeInvalidParams, "params.configuration.taskPushNotificationConfig.url: %v", err)
 		}
+		// A new task has no config yet; a follow-up's adds to the task's.
+		if m.TaskID != "" {
+			if err := h.checkPushCap(ctx, m.TaskID, pc.ID, "params.configuration.taskPushNotificationConfig"); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
@@ -75,6 +76,8 @@ type Common struct {
 	Addr, PublicURL, NATS, State, DataDir, LogLevel, DebugAddr *string
 	Retention, CommitDelay, Wait, Heartbeat                    *time.Duration
 	OpenAIBaseURL, OpenAIModel, OpenAIKey                      *string
+	// PushAllow is the SSRF guard's allowlist for push webhooks.
+	PushAllow *string
 	// Retention on NATS.
 	EventsMaxAge, TasksMaxAge *time.Duration
 	EventsPerTask             *int
@@ -122,11 +125,30 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 			"most events the NATS events stream keeps per task, the oldest dropped first (0: no limit); same for every process"),
 		TasksMaxAge: f.DurationEnv("tasks-max-age", "A2AMESH_TASKS_MAX_AGE", 0,
 			"with --state nats: drop a task that has not changed for this long, such as one whose replica died before deleting it (0: keep until deleted); same for every process"),
+		PushAllow: f.StringEnv("push-allow", "A2AMESH_PUSH_ALLOW", "",
+			"comma-separated CIDR prefixes, IP addresses and host names, each IP or name optionally with :port, that push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8,hooks.internal:8443)"),
 		OpenAIBaseURL: f.StringEnv("openai-base-url", "OPENAI_BASE_URL", "", "OpenAI-compatible endpoint (empty, with no key: the offline model)"),
 		OpenAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
 		OpenAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
 		Limits:        cli.ServerLimits(f),
 	}
+}
+
+// Check reports a shared flag that parses but cannot be used, such as a
+// bad --push-allow entry, so that a command stops at once, before it
+// waits for other agents or serves.
+func (c *Common) Check() error {
+	_, err := c.pushSender(nil)
+	return err
+}
+
+// pushSender returns the push notification sender the flags configure.
+func (c *Common) pushSender(log *slog.Logger) (*push.Sender, error) {
+	s := &push.Sender{Guard: netguard.Guard{Allow: cli.SplitList(*c.PushAllow)}, Logger: log}
+	if err := s.Guard.Validate(); err != nil {
+		return nil, fmt.Errorf("--push-allow: %w", err)
+	}
+	return s, nil
 }
 
 // Model returns the configured model: an OpenAI-compatible endpoint, or the
@@ -161,6 +183,9 @@ func Run(ctx context.Context, def Def, args []string, stdout io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	if err := common.Check(); err != nil {
+		return err
+	}
 	log, err := cli.Logger(*common.LogLevel)
 	if err != nil {
 		return err
@@ -190,6 +215,10 @@ const GCPercent = 200
 
 // ServeAgent serves an agent as an A2A server until ctx ends.
 func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, stdout io.Writer) error {
+	sender, err := common.pushSender(log)
+	if err != nil {
+		return err
+	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(GCPercent)
 	}
@@ -229,7 +258,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		card.Description, card.Skills[0].Description = s.CardDescription, s.CardDescription
 	}
 	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
-		Retention: st.retention, CommitDelay: common.commitDelay(), Limits: common.Limits.Limits(), Logger: log}
+		PushSender: sender, Retention: st.retention, CommitDelay: common.commitDelay(), Limits: common.Limits.Limits(), Logger: log}
 	if st.peers != nil {
 		cfg.Peers = st.peers
 	}

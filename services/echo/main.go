@@ -30,7 +30,8 @@ func main() {
 		"how long a task event may wait to be stored with the ones after it, one write for the group (0: each event at once); default 0 in memory, "+natsstore.CommitDelay.String()+" with --state nats")
 	level := f.String("log-level", "info", "log level: debug, info, warn or error")
 	debugAddr := f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
-	pushAllow := f.String("push-allow", "", "comma-separated CIDRs or host names push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8)")
+	pushAllow := f.StringEnv("push-allow", "A2AMESH_PUSH_ALLOW", "",
+		"comma-separated CIDR prefixes, IP addresses and host names, each IP or name optionally with :port, that push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8,hooks.internal:8443)")
 	state := f.StringEnv("state", "A2AMESH_STATE", "memory", "where tasks live: memory (this process) or nats (JetStream on --nats, shared by the replicas)")
 	natsURL := f.StringEnv("nats", "NATS_URL", "", "NATS server for --state nats")
 	limits := cli.ServerLimits(f)
@@ -40,11 +41,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	sender := &push.Sender{Guard: netguard.Guard{Allow: cli.SplitList(*pushAllow)}}
+	if err := sender.Guard.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "echo: --push-allow: %v\n", err)
+		os.Exit(2)
+	}
 	log, err := cli.Logger(*level)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	sender.Logger = log
 	cli.RouteHertzLogs(log)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -56,7 +63,7 @@ func main() {
 	}
 	cfg := server.Config{
 		Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: *retention, CommitDelay: *commitDelay, Limits: limits.Limits(), Logger: log,
-		PushSender: &push.Sender{Guard: netguard.Guard{Allow: cli.SplitList(*pushAllow)}, Logger: log},
+		PushSender: sender,
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()

@@ -1,5 +1,7 @@
 // Package pushtest is the conformance suite every push.ConfigStore
-// implementation runs: in-memory and durable stores behave the same.
+// implementation runs: in-memory and durable stores behave the same. It
+// also has fixtures for tests of delivery: a webhook that never answers
+// (Stalled) and a log handler that counts records (Logs).
 package pushtest
 
 import (
