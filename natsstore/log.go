@@ -146,10 +146,16 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, events ...a
 	seqText := strconv.FormatUint(seq, 10)
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{
 		HeaderAgent: {l.ns}, HeaderTask: {taskID}, HeaderContext: {contextID}, HeaderSeq: {seqText}, headerWriter: {l.writer},
+		// The stream stores a message id once (an append retried after a
+		// lost acknowledgement), and a task's message only right after
+		// the one its writer read last (two writers of one event).
+		jetstream.MsgIDHeader:               {subject + "#" + seqText},
+		jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(head.streamSeq, 10)},
 	}}
-	ack, err := l.js.PublishMsg(ctx, msg,
-		jetstream.WithMsgID(subject+"#"+seqText),
-		jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
+	if err := fits(l.nc, msg.Size()-len(subject), func() string { return fmt.Sprintf("events %d to %d of task %s", seq, end, taskID) }); err != nil {
+		return err
+	}
+	ack, err := l.js.PublishMsg(ctx, msg)
 	if err != nil {
 		l.forget(taskID)
 		if casConflict(err) {
