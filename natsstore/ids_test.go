@@ -215,3 +215,65 @@ func TestHostileIDs(t *testing.T) {
 		}
 	}
 }
+
+// An agent (namespace) and replica name of any length is as safe: every
+// store opens, writes and reads under it, and the replica's heartbeat and
+// cancel subject work.
+func TestHostileNames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	e := embedded(t)
+	name := hostileIDs["odd bytes"]
+	// A replica's name is also a header's value: no control characters.
+	if _, err := natsstore.OpenAgent(ctx, replica(t, e), natsstore.AgentConfig{Namespace: "weather", Replica: "a\r\nb"}); err == nil {
+		t.Fatal("a replica name with a line break was taken")
+	}
+	replicaName := strings.Repeat("é.* >/=", 700)
+	var agents [2]*natsstore.Agent
+	for i := range agents {
+		a, err := natsstore.OpenAgent(ctx, replica(t, e), natsstore.AgentConfig{Namespace: name, Replica: replicaName + string(rune('a'+i)), HeartbeatTTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents[i] = a
+	}
+	a, b := agents[0], agents[1]
+	if _, err := a.Tasks.Create(ctx, testTask("t", "c", a2a.TaskStateWorking), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Tasks.Get(ctx, "t"); err != nil || got.Task.ID != "t" {
+		t.Fatalf("Get: %+v, %v", got, err)
+	}
+	if err := a.Log.Append(ctx, "t", 1, status("t", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Push.Save(ctx, pushConfig("t", "p")); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := b.Push.List(ctx, "t"); err != nil || len(cs) != 1 {
+		t.Fatalf("List: %v, %v", cs, err)
+	}
+	if err := a.CheckPoints.Set(ctx, "cp", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := b.CheckPoints.Lock(ctx, "cp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	h := &recorder{stop: func(string) (bool, error) { return true, nil }}
+	stop := a.Peers.Start(ctx, h)
+	defer stop()
+	waitFor(t, 5*time.Second, "the cancel to reach the writer", func() bool {
+		stopped, err := b.Peers.Cancel(ctx, "t")
+		return err == nil && stopped
+	})
+	pub := natsstore.NewPublisher(replica(t, e), name, &eventlog.Memory{}, nil)
+	defer pub.Close()
+	if err := pub.Append(ctx, "t", 1, status("t", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

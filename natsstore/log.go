@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,8 +27,9 @@ type LogConfig struct {
 	// Events configures the events stream the logs live in.
 	Events EventsConfig
 	// Replica names this replica in every event it writes, so that its
-	// peers know which replica runs a task (Peers uses the same name).
-	// Empty: a random one.
+	// peers know which replica runs a task (Peers uses the same name);
+	// without control characters or surrounding spaces, since it is a
+	// header's value. Empty: a random one.
 	Replica string
 }
 
@@ -85,6 +88,11 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 	}
 	if cfg.Replica == "" {
 		cfg.Replica = a2a.NewID()
+	}
+	// The name goes in every event's A2A-Writer header, which is how a
+	// peer finds the replica running a task: it must read back as written.
+	if strings.ContainsFunc(cfg.Replica, unicode.IsControl) || strings.TrimSpace(cfg.Replica) != cfg.Replica {
+		return nil, fmt.Errorf("natsstore: replica name %q: a message header cannot hold its control characters or surrounding spaces", cfg.Replica)
 	}
 	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
 		heads: map[string]logHead{}}, nil
