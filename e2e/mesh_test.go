@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,7 +35,8 @@ gateway: {name: Mesh}
 agents: {router: %q, weather: %q, chat: %q}
 entry: {agent: router, subAgents: [{agent: weather}, {agent: chat}]}
 `, router, weather, chat))
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, gw)})
 	const offline = "the weather service is offline (no endpoint is configured), so the weather in Beijing is unknown"
 	adktest.Expect(t, adktest.Drain(t, r.Query(ctx, "What's the weather in Beijing?")),
@@ -47,33 +49,96 @@ entry: {agent: router, subAgents: [{agent: weather}, {agent: chat}]}
 	adktest.Expect(t, adktest.Drain(t, r.Query(ctx, "Book me a flight")),
 		`RouterAgent [Mesh] says "[offline model] You asked: Book me a flight"`)
 
-	// Every event went to NATS, in order, per task.
+	// Every event went to NATS, in order, per task, and nothing else:
+	// what the stream holds of each task is exactly what its agent's own
+	// log replays, event for event.
+	eventsOn(t, ctx, m, map[string]string{"Mesh": gw, "RouterAgent": router, "WeatherAgent": weather, "ChatAgent": chat})
+}
+
+// eventsOn checks that the mesh's NATS events stream holds every event of
+// every task of the agents (card name: URL), in order, and no other: for
+// each task the events its agent replays from its own log (SubscribeToTask
+// after event 0), the same events with the same numbers.
+func eventsOn(t *testing.T, ctx context.Context, m *mesh, agents map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	encode := func(ev a2a.Event) string {
+		b, err := a2a.AppendJSON(nil, a2a.Wrap(ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want := map[string][]string{} // agent/task: its events, in order
+	total := 0
+	for agent, url := range agents {
+		c := newClient(t, url)
+		list, err := c.ListTasks(ctx, &a2a.ListTasksRequest{})
+		if err != nil {
+			t.Fatalf("ListTasks on %s: %v", agent, err)
+		}
+		for _, task := range list.Tasks {
+			key := agent + "/" + task.ID
+			for ev, err := range c.Resubscribe(ctx, task.ID, "0") {
+				if err != nil {
+					t.Fatalf("%s's log: %v", key, err)
+				}
+				if ev.ID != strconv.Itoa(len(want[key])+1) {
+					t.Fatalf("%s's log: event %s after %d", key, ev.ID, len(want[key]))
+				}
+				want[key] = append(want[key], encode(ev.Event))
+			}
+			total += len(want[key])
+		}
+	}
 	nc, js, err := natsstore.Connect(m.nats, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	last := map[string]uint64{}
-	agents := map[string]bool{}
+	// The services publish what they log within natsstore.PublishDelay
+	// (20 ms): a few seconds is plenty to read it all.
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	got := map[string][]string{}
+	n := 0
 	for we, err := range natsstore.Watch(wctx, js, time.Now().Add(-time.Hour)) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		key := we.Agent + "/" + we.TaskID
-		if we.Seq != last[key]+1 {
-			t.Fatalf("%s: event %d after %d", key, we.Seq, last[key])
+		if we.Seq != uint64(len(got[key])+1) {
+			t.Fatalf("%s: event %d after %d", key, we.Seq, len(got[key]))
 		}
-		last[key] = we.Seq
-		agents[we.Agent] = true
-		if len(agents) == 3 && agents["Mesh"] && agents["RouterAgent"] && agents["WeatherAgent"] {
+		got[key] = append(got[key], encode(we.Event))
+		if n++; n == total {
 			break
 		}
 	}
-	if len(agents) != 3 || !agents["Mesh"] {
-		t.Fatalf("events from %v", agents)
+	if n != total {
+		t.Fatalf("NATS has %d of the %d events the agents logged (%d tasks)", n, total, len(want))
 	}
+	for key, evs := range want {
+		if !slices.Equal(got[key], evs) {
+			t.Fatalf("%s: NATS has\n  %s\nits agent logged\n  %s", key, strings.Join(got[key], "\n  "), strings.Join(evs, "\n  "))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("NATS has events of %d tasks, the agents logged %d", len(got), len(want))
+	}
+	st, err := js.Stream(ctx, natsstore.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != uint64(total) {
+		t.Fatalf("the stream holds %d messages; want the %d events", info.State.Msgs, total)
+	}
+	t.Logf("NATS holds the %d events of the %d tasks, as their agents logged them", total, len(want))
 }
 
 func TestSupervisorReportAcrossProcesses(t *testing.T) {
@@ -87,7 +152,8 @@ gateway: {name: Reports}
 agents: {supervisor: %q}
 entry: {agent: supervisor}
 `, sup))
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, gw)}).Query(ctx, "Research checkpoints and write a report"))
 	want := []string{"SupervisorAgent->ResearchAgent", "ResearchAgent->SupervisorAgent", "SupervisorAgent->WriterAgent", "WriterAgent->SupervisorAgent"}
 	if got := transfers(evs); !slices.Equal(got, want) {
@@ -116,7 +182,8 @@ gateway: {name: Plans}
 agents: {math: %q}
 entry: {planExecute: {name: TripPlanner, executor: {agent: math}, maxIterations: 5}}
 `, math))
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, gw)}).Query(ctx, "Plan: calculate 2 + 3, then calculate 4 * 5"))
 	var calls []string
 	for _, ev := range evs {
@@ -154,7 +221,8 @@ version: 1
 agents: {weather: %q, math: %q}
 entry: {parallel: {name: Both, steps: [{agent: weather}, {agent: math}]}}
 `, weather, math))
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 
 	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, seq)}).Query(ctx, "Research the gateway"))
 	last := evs[len(evs)-1]
@@ -192,7 +260,8 @@ entry: {agent: router, subAgents: [{agent: writer}]}
 `, router, writer)
 	gwProc, gw := m.gatewayAt(gwAddr, topology)
 
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
 	store, err := checkpoint.NewFile(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +314,9 @@ func slowWeather(t *testing.T) (url string, asked <-chan struct{}) {
 
 func newClient(t *testing.T, url string) *client.Client {
 	t.Helper()
-	c, err := client.New(context.Background(), url)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.New(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,14 +325,15 @@ func newClient(t *testing.T, url string) *client.Client {
 }
 
 // stream starts a question on the gateway in the background and returns
-// the task id as soon as the gateway names it.
-func stream(t *testing.T, c *client.Client, text string) (taskID string, done <-chan []client.Event) {
+// the task id as soon as the gateway names it; the stream ends with ctx
+// at the latest.
+func stream(t *testing.T, ctx context.Context, c *client.Client, text string) (taskID string, done <-chan []client.Event) {
 	t.Helper()
 	ids := make(chan string, 1)
 	out := make(chan []client.Event, 1)
 	go func() {
 		var evs []client.Event
-		for ev, err := range c.SendStreamingMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, text)}) {
+		for ev, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, text)}) {
 			if err != nil {
 				break
 			}
@@ -279,6 +351,16 @@ func stream(t *testing.T, c *client.Client, text string) (taskID string, done <-
 		t.Fatal("no task")
 	}
 	return "", nil
+}
+
+// within waits for ch to close, failing the test after limit.
+func within(t *testing.T, ch <-chan struct{}, limit time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(limit):
+		t.Fatalf("waited %v for %s", limit, what)
+	}
 }
 
 func finalState(evs []client.Event) (a2a.TaskState, string) {
@@ -305,19 +387,26 @@ version: 1
 agents: {router: %q, weather: %q}
 entry: {agent: router, subAgents: [{agent: weather}]}
 `, router, weather))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	c := newClient(t, gw)
-	id, done := stream(t, c, "What's the weather in Oslo?")
-	<-asked
-	if _, err := c.CancelTask(context.Background(), &a2a.CancelTaskRequest{ID: id}); err != nil {
+	id, done := stream(t, ctx, c, "What's the weather in Oslo?")
+	within(t, asked, 30*time.Second, "the weather tool to be called")
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := finalState(<-done); s != a2a.TaskStateCanceled {
-		t.Fatalf("the gateway task ended %s", s)
+	select {
+	case evs := <-done:
+		if s, _ := finalState(evs); s != a2a.TaskStateCanceled {
+			t.Fatalf("the gateway task ended %s", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway's stream goes on 10 s after the cancel")
 	}
 	wc := newClient(t, weather)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		res, err := wc.ListTasks(context.Background(), &a2a.ListTasksRequest{})
+		res, err := wc.ListTasks(ctx, &a2a.ListTasksRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,9 +431,11 @@ version: 1
 agents: {router: %q, weather: %q}
 entry: {agent: router, subAgents: [{agent: weather}]}
 `, router, weather))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	c := newClient(t, gw)
-	_, done := stream(t, c, "What's the weather in Oslo?")
-	<-asked
+	_, done := stream(t, ctx, c, "What's the weather in Oslo?")
+	within(t, asked, 30*time.Second, "the weather tool to be called")
 	start := time.Now()
 	weatherProc.stop(true)
 	var evs []client.Event
@@ -392,7 +483,9 @@ func TestUp(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	ask := exec.Command(binary, "ask", "Calculate (17 + 25) * 3")
+	askCtx, cancelAsk := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancelAsk()
+	ask := exec.CommandContext(askCtx, binary, "ask", "Calculate (17 + 25) * 3")
 	answer, err := ask.CombinedOutput()
 	if err != nil || !strings.Contains(string(answer), "(17 + 25) * 3 = 126") || !strings.Contains(string(answer), "[MathAgent]") {
 		t.Fatalf("ask: %v\n%s", err, answer)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -47,7 +48,21 @@ type Agent struct {
 	Push        *PushStore
 	CheckPoints *CheckPointStore
 	Peers       *Peers
+
+	nc *nats.Conn
 }
+
+// MaxPayload is the most bytes the NATS server takes in one message (its
+// max_payload, 1 MiB by default, as the server told the connection; it
+// can change when the connection moves to another server). A task
+// snapshot, the events of one append, a webhook and a checkpoint must
+// each fit, or the store refuses it with ErrTooLarge before sending
+// anything. A snapshot is the task's 1.0 JSON in a small record (under
+// 50 bytes) with headers (under 100 bytes); an append is its events' 1.0
+// JSON, one per line, with headers that hold the namespace, the task and
+// context ids and the replica's name. A server bounding task size keeps
+// its bound below MaxPayload with room for these.
+func (a *Agent) MaxPayload() int64 { return a.nc.MaxPayload() }
 
 // OpenAgent creates (or updates) the streams and buckets the agent's state
 // lives in and opens its stores; every replica may call it at once.
@@ -56,7 +71,7 @@ func OpenAgent(ctx context.Context, js jetstream.JetStream, cfg AgentConfig) (*A
 		host, _ := os.Hostname()
 		cfg.Replica = host + "-" + a2a.NewID()[24:]
 	}
-	a := &Agent{Replica: cfg.Replica}
+	a := &Agent{Replica: cfg.Replica, nc: js.Conn()}
 	var err error
 	if a.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events}); err != nil {
 		return nil, err

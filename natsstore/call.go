@@ -62,3 +62,46 @@ func unanswered(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// ErrTooLarge means a write was refused before it was sent because it
+// would not fit in one NATS message: the server's max_payload (1 MiB by
+// default, configurable on the server), which bounds a task snapshot, the
+// events of one append, a webhook and a checkpoint. Test with errors.Is;
+// errors.As with *TooLargeError tells what, its size and the limit.
+// Agent.MaxPayload tells the limit up front.
+var ErrTooLarge = errors.New("natsstore: too large for the NATS server's max_payload")
+
+// TooLargeError is a write refused with ErrTooLarge.
+type TooLargeError struct {
+	// What was too large: "task <id>", "events 3 to 5 of task <id>",
+	// "push config <task>/<id>", "checkpoint <id>".
+	What string
+	// Size is the message it would have been, in bytes (its headers
+	// included), and Limit the server's max_payload.
+	Size, Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("natsstore: %s is %d bytes, more than the NATS server takes in one message (max_payload %d bytes)", e.What, e.Size, e.Limit)
+}
+
+// Is matches ErrTooLarge, and nats.ErrMaxPayload, the client's own error
+// for the same refusal.
+func (e *TooLargeError) Is(target error) bool {
+	return target == ErrTooLarge || target == nats.ErrMaxPayload
+}
+
+// fits returns a *TooLargeError if a message of size bytes (data and
+// headers) is more than nc's server takes; what names it for the error.
+func fits(nc *nats.Conn, size int, what func() string) error {
+	if limit := nc.MaxPayload(); limit > 0 && int64(size) > limit {
+		return &TooLargeError{What: what(), Size: int64(size), Limit: limit}
+	}
+	return nil
+}
+
+// kvHeaderRoom is the most the headers of a conditional KV write take
+// (the expected revision and a TTL): a value is checked with them, since
+// the server counts them against max_payload too.
+const kvHeaderRoom = len("NATS/1.0\r\n") + len(jetstream.ExpectedLastSubjSeqHeader+": 18446744073709551615\r\n") +
+	len(jetstream.MsgTTLHeader+": 2562047h47m16.854775807s\r\n") + len("\r\n")

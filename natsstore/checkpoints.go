@@ -48,8 +48,8 @@ const markerTTL = time.Minute
 //
 // A checkpoint is one KV value, so it can be at most as large as the NATS
 // server's max_payload (1 MB by default; raise it in the server's
-// configuration for larger runs): Set refuses a larger one with an error
-// that wraps nats.ErrMaxPayload.
+// configuration for larger runs): Set refuses a larger one with
+// ErrTooLarge.
 //
 // A lock is a KV key with a per-key TTL (a lease) that the holder renews
 // in the background until it unlocks. A holder that dies without unlocking
@@ -146,10 +146,10 @@ func (s *CheckPointStore) Set(ctx context.Context, id string, data []byte) error
 		return err
 	}
 	defer cancel()
-	// Checked here too so the error says what to change; the client's own
-	// check only names the limit.
-	if limit := s.js.Conn().MaxPayload(); limit > 0 && int64(len(data)) > limit {
-		return fmt.Errorf("natsstore: checkpoint %s has %d bytes, more than the NATS server's max_payload (%d): %w", id, len(data), limit, nats.ErrMaxPayload)
+	// Checked here too so the error says what was too large; the client's
+	// own check only names the limit. A put has no headers.
+	if err := fits(s.js.Conn(), len(data), func() string { return "checkpoint " + id }); err != nil {
+		return err
 	}
 	if _, err := s.kv.Put(ctx, s.dataKey(id), data); err != nil {
 		return fmt.Errorf("natsstore: save checkpoint %s: %w", id, unanswered(ctx, err))

@@ -42,7 +42,8 @@ func TestCheckPointStoreSuite(t *testing.T) {
 }
 
 func TestCheckPointStoreConfig(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	js := replica(t, e)
 	if _, err := natsstore.NewCheckPointStore(ctx, js, natsstore.CheckPointStoreConfig{}); err == nil {
@@ -66,7 +67,8 @@ func TestCheckPointStoreConfig(t *testing.T) {
 }
 
 func TestCheckPointStoreReplicas(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	jsA := replica(t, e)
 	jsB := replica(t, e)
@@ -110,7 +112,8 @@ func TestCheckPointStoreReplicas(t *testing.T) {
 // A checkpoint and a lock of the same id, or of ids that name the other's
 // key, are different keys.
 func TestCheckPointStoreLockKeys(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	js := replica(t, e)
 	s := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "ns"})
@@ -136,7 +139,8 @@ func TestCheckPointStoreLockKeys(t *testing.T) {
 }
 
 func TestCheckPointStoreHolderDies(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	jsA := replica(t, e)
 	ncA := jsA.Conn()
@@ -157,7 +161,8 @@ func TestCheckPointStoreHolderDies(t *testing.T) {
 		t.Fatalf("B locks right after A died: %v", err)
 	}
 	var unlockB func()
-	for deadline := killed.Add(10 * time.Second); ; {
+	// The lease runs out LockTTL after A's last renewal at most.
+	for deadline := killed.Add(3 * ttl); ; {
 		unlockB, err = b.Lock(ctx, "task-1")
 		if err == nil {
 			break
@@ -166,7 +171,7 @@ func TestCheckPointStoreHolderDies(t *testing.T) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the dead holder's lock was never freed")
+			t.Fatalf("the dead holder's lock is not freed %v after it died, with a LockTTL of %v", time.Since(killed).Round(time.Millisecond), ttl)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -200,7 +205,8 @@ func TestCheckPointStoreHolderDies(t *testing.T) {
 }
 
 func TestCheckPointStoreLockRenewed(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	jsA := replica(t, e)
 	jsB := replica(t, e)
@@ -226,7 +232,8 @@ func TestCheckPointStoreLockRenewed(t *testing.T) {
 }
 
 func TestCheckPointStoreNamespaces(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	js := replica(t, e)
 	weather := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather"})
@@ -295,7 +302,8 @@ func TestCheckPointStoreConcurrentOpen(t *testing.T) {
 }
 
 func TestCheckPointStoreLarge(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	js := replica(t, e)
 	nc := js.Conn()

@@ -232,31 +232,6 @@ func (p *Publisher) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Connect connects to url, reconnecting for ever after a loss, and returns
-// the connection and a JetStream handle.
-func Connect(url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
-		nats.RetryOnFailedConnect(false),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("nats: disconnected", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats: reconnected", "url", c.ConnectedUrl()) }))
-	if err != nil {
-		return nil, nil, fmt.Errorf("natsstore: connect to %s: %w", url, err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("natsstore: jetstream: %w", err)
-	}
-	return nc, js, nil
-}
-
 // WatchedEvent is one event of the mesh's events stream.
 type WatchedEvent struct {
 	Agent, TaskID, ContextID string

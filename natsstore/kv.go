@@ -2,6 +2,7 @@ package natsstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -107,17 +108,32 @@ func casConflict(err error) bool {
 			apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
-// keyToken makes s one token of a KV key. Keys may hold only A-Z, a-z,
-// 0-9, '-', '_', '/', '=' and '.' between tokens; identifiers made of
-// letters, digits, '-' and '_' (UUIDs, agent names) stay readable, and
-// anything else becomes '=' and its base64url form, which no readable
-// token starts with.
+// keyToken makes s one token of a KV key or subject, of at most
+// maxTokenLen bytes whatever s is. Keys may hold only A-Z, a-z, 0-9, '-',
+// '_', '/', '=' and '.' between tokens; identifiers made of letters,
+// digits, '-' and '_' (UUIDs, agent names) stay readable, and anything
+// else becomes '=' and its base64url form, which no readable token starts
+// with. A token that would be longer than maxTokenLen becomes '/' and the
+// base64url SHA-256 of s, which neither other form starts with: a key
+// goes out in the line that starts a NATS message, and a line longer than
+// the server's max_control_line (4 KiB by default) makes the server close
+// the connection. Nothing reads an id back from its key (the values hold
+// the ids), so the hash loses nothing.
 func keyToken(s string) string {
-	if s != "" && plainToken(s) {
+	switch {
+	case s != "" && len(s) <= maxTokenLen && plainToken(s):
 		return s
+	case 1+base64.RawURLEncoding.EncodedLen(len(s)) <= maxTokenLen:
+		return "=" + base64.RawURLEncoding.EncodeToString([]byte(s))
 	}
-	return "=" + base64.RawURLEncoding.EncodeToString([]byte(s))
+	sum := sha256.Sum256([]byte(s))
+	return "/" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
+
+// maxTokenLen bounds a key token: a key has at most three (namespace,
+// task, webhook), and the longest subject made of one, a KV read's with
+// its reply inbox, stays far below the server's 4 KiB control line.
+const maxTokenLen = 128
 
 func plainToken(s string) bool {
 	for i := 0; i < len(s); i++ {

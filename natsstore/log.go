@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,8 +27,9 @@ type LogConfig struct {
 	// Events configures the events stream the logs live in.
 	Events EventsConfig
 	// Replica names this replica in every event it writes, so that its
-	// peers know which replica runs a task (Peers uses the same name).
-	// Empty: a random one.
+	// peers know which replica runs a task (Peers uses the same name);
+	// without control characters or surrounding spaces, since it is a
+	// header's value. Empty: a random one.
 	Replica string
 }
 
@@ -39,8 +42,10 @@ type LogConfig struct {
 // Append waits for the stream's acknowledgement, so an event that Append
 // accepted survives the server that wrote it. Two writers of one task are
 // kept apart by the stream itself (the expected last sequence of the
-// task's subject), and a publish retried after a lost acknowledgement is
-// stored once (its message id is the task and sequence).
+// task's subject), which also refuses an append retried after a lost
+// acknowledgement if its first attempt was stored; the retry then finds
+// its own message (its writer and numbers) as the task's last, and
+// succeeds, stored once.
 type Log struct {
 	js     jetstream.JetStream
 	nc     *nats.Conn
@@ -84,6 +89,11 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 	if cfg.Replica == "" {
 		cfg.Replica = a2a.NewID()
 	}
+	// The name goes in every event's A2A-Writer header, which is how a
+	// peer finds the replica running a task: it must read back as written.
+	if strings.ContainsFunc(cfg.Replica, unicode.IsControl) || strings.TrimSpace(cfg.Replica) != cfg.Replica {
+		return nil, fmt.Errorf("natsstore: replica name %q: a message header cannot hold its control characters or surrounding spaces", cfg.Replica)
+	}
 	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
 		heads: map[string]logHead{}}, nil
 }
@@ -120,7 +130,7 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, events ...a
 		case errors.Is(err, eventlog.ErrNotFound):
 		case err != nil:
 			return err
-		case last.Seq == end && last.writer == l.writer && last.first == seq:
+		case l.wrote(last, seq, end):
 			// Ours, stored before its acknowledgement was lost.
 			l.setHead(taskID, final, logHead{seq: end, streamSeq: last.streamSeq})
 			return nil
@@ -146,31 +156,45 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, events ...a
 	seqText := strconv.FormatUint(seq, 10)
 	msg := &nats.Msg{Subject: subject, Data: body, Header: nats.Header{
 		HeaderAgent: {l.ns}, HeaderTask: {taskID}, HeaderContext: {contextID}, HeaderSeq: {seqText}, headerWriter: {l.writer},
+		// The stream stores a task's message only right after the one its
+		// writer read last: of two writers of one event one is refused,
+		// and so is an append retried after its first attempt was stored.
+		jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(head.streamSeq, 10)},
 	}}
-	ack, err := l.js.PublishMsg(ctx, msg,
-		jetstream.WithMsgID(subject+"#"+seqText),
-		jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
-	if err != nil {
-		l.forget(taskID)
-		if casConflict(err) {
-			return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
-		}
+	if err := fits(l.nc, msg.Size()-len(subject), func() string { return fmt.Sprintf("events %d to %d of task %s", seq, end, taskID) }); err != nil {
+		return err
+	}
+	ack, err := l.js.PublishMsg(ctx, msg)
+	if err == nil {
+		l.setHead(taskID, final, logHead{seq: end, streamSeq: ack.Sequence})
+		return nil
+	}
+	l.forget(taskID)
+	if !casConflict(err) {
 		return fmt.Errorf("natsstore: append event %d of task %s: %w", seq, taskID, unanswered(ctx, err))
 	}
-	if ack.Duplicate {
-		// The stream had this id already: ours, published before a lost
-		// acknowledgement, or another writer's. Only a fresh read tells.
-		l.forget(taskID)
-		last, err := l.last(ctx, subject)
-		if err != nil {
-			return err
-		}
-		if last.Seq != end || last.first != seq || last.writer != l.writer {
-			return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
-		}
+	// The task's last message is not the one this append follows: another
+	// writer's, or this very append, stored by an attempt whose
+	// acknowledgement was lost (as when the read above came before that
+	// attempt was stored, or a task's first append, sent without a read).
+	// Only reading it back tells. (A message id would not: a single
+	// server checks the expected sequence before the id.)
+	last, err := l.last(ctx, subject)
+	if err != nil {
+		return err
 	}
-	l.setHead(taskID, final, logHead{seq: end, streamSeq: ack.Sequence})
+	if !l.wrote(last, seq, end) {
+		return fmt.Errorf("%w: task %s: event %d was written elsewhere", eventlog.ErrConflict, taskID, seq)
+	}
+	l.setHead(taskID, final, logHead{seq: end, streamSeq: last.streamSeq})
 	return nil
+}
+
+// wrote reports whether last is the message of an append of events seq to
+// end by this Log: a replica's name is new at every start, and a replica
+// writes a task's events seq to end at most once.
+func (l *Log) wrote(last logEntry, seq, end uint64) bool {
+	return last.writer == l.writer && last.first == seq && last.Seq == end
 }
 
 // setHead remembers the task's last event while its run goes on.

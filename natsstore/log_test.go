@@ -94,7 +94,12 @@ func TestLogReplicas(t *testing.T) {
 	if err := a.Append(ctx, "t1", 7, status("t1", a2a.TaskStateWorking)); !errors.Is(err, eventlog.ErrSealed) {
 		t.Fatalf("append after the end: %v, want ErrSealed", err)
 	}
-	seqs := <-got
+	var seqs []uint64
+	select {
+	case seqs = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("B's subscription has not ended 10 s after the task did")
+	}
 	if want := []uint64{2, 3, 4, 5, 6}; !equal(seqs, want) {
 		t.Fatalf("B followed %v, want %v", seqs, want)
 	}
@@ -135,7 +140,8 @@ func TestNewLogConcurrently(t *testing.T) {
 
 // Task ids that are not subject tokens keep their own logs.
 func TestLogTaskIDs(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	js := replica(t, e)
 	l := newLog(t, js, "a.b c")
@@ -208,14 +214,18 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 		}
 		got <- seqs
 	}()
-	<-caughtUp
+	select {
+	case <-caughtUp:
+	case seqs := <-got:
+		t.Fatalf("the subscriber ended after events %v", seqs)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscriber has not caught up after 10 s")
+	}
 
 	e.Close()
 	// Once the connection knows the server is gone, an append fails at
 	// once, saying why (one in flight when it went waits for CallTimeout).
-	for nc.IsConnected() {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, 5*time.Second, "the connection to notice the server stopped", func() bool { return !nc.IsConnected() })
 	start := time.Now()
 	if err := w.Append(ctx, "t", before+1, status("t", a2a.TaskStateWorking)); !errors.Is(err, natsstore.ErrUnavailable) {
 		t.Fatalf("append while NATS is down: %v, want ErrUnavailable", err)
@@ -245,7 +255,12 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	seqs := <-got
+	var seqs []uint64
+	select {
+	case seqs = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the subscriber has not ended 30 s after the last event")
+	}
 	if len(seqs) != before+after {
 		t.Fatalf("subscriber got %d events: %v", len(seqs), seqs)
 	}

@@ -158,13 +158,13 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 
 	tick := time.NewTicker(p.cfg.HeartbeatTTL / 3)
 	defer tick.Stop()
-	sweeps := 0
+	ticks := 0
 	// After NATS was out of reach for longer than a heartbeat every peer's
 	// heartbeat has expired, live or not: sweep only once the connection
 	// has been up for a whole heartbeat (three ticks), long enough for
 	// live peers to beat again.
 	reconnects, steadyTicks := p.nc.Stats().Reconnects, 0
-	var seen map[string]bool // the live replicas at the last sweep or look
+	var w lookout
 	for {
 		select {
 		case <-ctx.Done():
@@ -180,18 +180,15 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 		}
 		if n := p.nc.Stats().Reconnects; n != reconnects || !p.nc.IsConnected() {
 			// Heartbeats lapsed while NATS was away: look afresh.
-			reconnects, steadyTicks, seen = n, 0, nil
+			reconnects, steadyTicks = n, 0
+			w.reset()
 		} else {
 			steadyTicks++
 		}
-		if sweeps++; sweeps%3 != 0 || steadyTicks < 3 {
+		// Look once a heartbeat.
+		if ticks++; ticks%3 != 0 || steadyTicks < 3 {
 			continue
 		}
-		// A sweep reads every task of the agent: do it only when a peer
-		// has stopped beating since the last look (and at the first, for
-		// replicas that died before this one started), with one every
-		// fullSweepEvery heartbeats for a replica that started and died
-		// between two looks.
 		now, err := p.live(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -199,7 +196,7 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 			}
 			continue
 		}
-		if lost := gone(seen, now); seen == nil || lost || sweeps%(3*fullSweepEvery) == 0 {
+		if w.due(now) {
 			if err := p.sweep(ctx, h); err != nil {
 				if ctx.Err() == nil {
 					p.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
@@ -207,12 +204,37 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 				continue // look again at the next heartbeat
 			}
 		}
-		seen = now
+		w.saw(now)
 	}
+}
+
+// lookout decides, at each look at the live replicas (once a heartbeat),
+// whether to sweep. A sweep reads every task of the agent: it is due only
+// at the first look (for replicas that died before this one started or
+// while NATS was away), at the first look after a replica disappeared, and
+// every fullSweepEvery looks, for a replica that started and died between
+// two looks.
+type lookout struct {
+	seen  map[string]bool // the live replicas at the last look; nil before the first
+	looks int
 }
 
 // fullSweepEvery is how many heartbeats may pass without a sweep.
 const fullSweepEvery = 10
+
+// due counts a look that found the replicas of now alive, and reports
+// whether to sweep.
+func (w *lookout) due(now map[string]bool) bool {
+	w.looks++
+	return w.seen == nil || gone(w.seen, now) || w.looks%fullSweepEvery == 0
+}
+
+// saw records now once the look is done (and its sweep, if it was due,
+// succeeded: if not, the next look sweeps again).
+func (w *lookout) saw(now map[string]bool) { w.seen = now }
+
+// reset makes the next look sweep, as the first did.
+func (w *lookout) reset() { w.seen = nil }
 
 // live returns the replicas of the agent whose heartbeat is current.
 func (p *Peers) live(ctx context.Context) (map[string]bool, error) {

@@ -106,14 +106,21 @@ func (s *PushStore) Save(ctx context.Context, c push.Config) error {
 	}
 	key := s.key(c.TaskID, c.ID)
 	rec := pushRecord{Config: c.TaskPushNotificationConfig, ProtocolVersion: c.ProtocolVersion}
+	encode := func() ([]byte, error) {
+		v, err := json.Marshal(&rec)
+		if err != nil {
+			return nil, fmt.Errorf("natsstore: push config %s/%s: %w", c.TaskID, c.ID, err)
+		}
+		return v, fits(s.nc, len(v)+kvHeaderRoom, func() string { return "push config " + c.TaskID + "/" + c.ID })
+	}
 	for {
 		e, err := s.kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			rec.First = 0
-			v, err := json.Marshal(&rec)
+			v, err := encode()
 			if err != nil {
-				return fmt.Errorf("natsstore: push config %s/%s: %w", c.TaskID, c.ID, err)
+				return err
 			}
 			_, err = s.kv.Create(ctx, key, v)
 			if err == nil {
@@ -133,9 +140,9 @@ func (s *PushStore) Save(ctx context.Context, c push.Config) error {
 				old.First = e.Revision()
 			}
 			rec.First = old.First
-			v, err := json.Marshal(&rec)
+			v, err := encode()
 			if err != nil {
-				return fmt.Errorf("natsstore: push config %s/%s: %w", c.TaskID, c.ID, err)
+				return err
 			}
 			_, err = s.kv.Update(ctx, key, v, e.Revision())
 			if err == nil {

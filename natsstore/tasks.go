@@ -39,7 +39,8 @@ type TaskStoreConfig struct {
 // object {"seq": N, "task": <the task's 1.0 JSON>}, and its version is the
 // entry's KV revision, which Update compares and swaps. A value must fit
 // the NATS server's max_payload (1 MiB by default), which bounds how much
-// history and artifacts one task can carry.
+// history and artifacts one task can carry: Create and Update refuse a
+// larger one with ErrTooLarge.
 type TaskStore struct {
 	kv jetstream.KeyValue
 	js jetstream.JetStream
@@ -92,7 +93,7 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uin
 		return 0, err
 	}
 	defer cancel()
-	value, err := encodeRecord(task, seq)
+	value, err := s.encode(task, seq)
 	if err != nil {
 		return 0, err
 	}
@@ -154,7 +155,7 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 	// No entry has revision 0, and kv.Update expecting 0 would create a
 	// missing key: skip straight to telling conflict from absence.
 	if prev != 0 {
-		value, err := encodeRecord(task, seq)
+		value, err := s.encode(task, seq)
 		if err != nil {
 			return 0, err
 		}
@@ -186,6 +187,16 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
 	}
 	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, e.Revision(), prev)
+}
+
+// encode makes task's value, refusing with ErrTooLarge one the NATS server
+// would refuse.
+func (s *TaskStore) encode(task *a2a.Task, seq uint64) ([]byte, error) {
+	value, err := encodeRecord(task, seq)
+	if err != nil {
+		return nil, err
+	}
+	return value, fits(s.nc, len(value)+kvHeaderRoom, func() string { return "task " + task.ID })
 }
 
 // ttl is how long the bucket keeps the snapshot of task: KeepEnded once it

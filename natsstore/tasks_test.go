@@ -68,9 +68,12 @@ func TestTaskStoreConformance(t *testing.T) {
 // TestEndedTasksExpire: with KeepEnded, a task is dropped that long after
 // it ends, created ended or updated to its end; running tasks stay.
 func TestEndedTasksExpire(t *testing.T) {
+	const keep = time.Second
 	js := replica(t, embedded(t))
-	s := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent", KeepEnded: time.Second})
-	ctx := context.Background()
+	s := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent", KeepEnded: keep})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ended := time.Now()
 	if _, err := s.Create(ctx, testTask("born-ended", "c", a2a.TaskStateRejected), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -81,18 +84,20 @@ func TestEndedTasksExpire(t *testing.T) {
 	if _, err := s.Update(ctx, testTask("ends", "c", a2a.TaskStateCompleted), 2, v); err != nil {
 		t.Fatal(err)
 	}
+	// JetStream drops a message within milliseconds of its TTL: three
+	// times it, from the first task's end, is plenty.
+	deadline := ended.Add(3 * keep)
 	if _, err := s.Create(ctx, testTask("runs", "c", a2a.TaskStateWorking), 1); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"born-ended", "ends"} {
-		// JetStream expires messages on its own schedule: poll, bounded.
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		for ; ; time.Sleep(20 * time.Millisecond) {
 			_, err := s.Get(ctx, id)
 			if errors.Is(err, taskstore.ErrNotFound) {
 				break
 			}
 			if err != nil || time.Now().After(deadline) {
-				t.Fatalf("task %s still there 30 s after it ended (err %v)", id, err)
+				t.Fatalf("task %s still there %v after it ended, with a TTL of %v (err %v)", id, time.Since(ended).Round(time.Millisecond), keep, err)
 			}
 		}
 	}
@@ -105,7 +110,8 @@ func TestEndedTasksExpire(t *testing.T) {
 }
 
 func TestTaskStoreReplicas(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	cfg := natsstore.TaskStoreConfig{Namespace: "weather"}
 	a := newTaskStore(t, replica(t, e), cfg)
@@ -155,7 +161,8 @@ func TestTaskStoreReplicas(t *testing.T) {
 }
 
 func TestTaskStoreNamespaces(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	js := replica(t, e)
 	// "agent.x" must not fall under "agent"'s keys.
@@ -219,7 +226,8 @@ func TestTaskStoreConcurrentCreation(t *testing.T) {
 }
 
 func TestTaskStoreOddIDs(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
 	ids := []string{"a.b c/ü", "*", ">", "a.>", "=x", "x", "YQ", "tab\tnew\nline", "0192f3c4-7d1e-7a00-8000-1234567890ab"}
@@ -252,7 +260,8 @@ func TestTaskStoreOddIDs(t *testing.T) {
 // TestTaskStoreListMany lists more tasks than the watcher buffers (256),
 // paging through them, and checks a returned task is the caller's own.
 func TestTaskStoreListMany(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "agent", Bucket: natsstore.BucketConfig{Memory: true}})
 	const n = 600
@@ -315,19 +324,22 @@ func TestTaskStoreListMany(t *testing.T) {
 }
 
 func TestTaskStoreTTL(t *testing.T) {
-	ctx := context.Background()
+	const ttl = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	e := embedded(t)
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{
 		Namespace: "agent",
-		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: time.Second, Memory: true},
+		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: ttl, Memory: true},
 	})
+	written := time.Now()
 	if _, err := s.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "t1"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := written.Add(3 * ttl)
 	for {
 		_, err := s.Get(ctx, "t1")
 		if errors.Is(err, taskstore.ErrNotFound) {
@@ -337,9 +349,9 @@ func TestTaskStoreTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the task outlived the bucket's TTL by 14 s")
+			t.Fatalf("the task is still there %v after it was written, with a TTL of %v", time.Since(written).Round(time.Millisecond), ttl)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	if ids := listIDs(t, s); len(ids) != 0 {
 		t.Fatalf("List after the TTL = %v", ids)

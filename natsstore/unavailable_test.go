@@ -41,9 +41,7 @@ func TestStoresFailFastWhileNATSIsDown(t *testing.T) {
 	}
 
 	e.Close()
-	for js.Conn().IsConnected() {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, 5*time.Second, "the connection to notice the server stopped", func() bool { return !js.Conn().IsConnected() })
 	calls := []struct {
 		name string
 		call func(context.Context) error

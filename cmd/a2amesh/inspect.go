@@ -138,6 +138,9 @@ func watch(ctx context.Context, args []string) error {
 		return err
 	}
 	defer nc.Close()
+	// A connection nats.go gives up on ends the watch, saying why.
+	ctx, stop := nc.Context(ctx)
+	defer stop()
 	var from time.Time
 	if *since > 0 {
 		from = time.Now().Add(-*since)
@@ -160,6 +163,9 @@ func watch(ctx context.Context, args []string) error {
 		if s, ok := a2a.StateOf(we.Event); ok && (s.Terminal() || s == a2a.TaskStateInputRequired) {
 			delete(renderers, key)
 		}
+	}
+	if err := context.Cause(ctx); errors.Is(err, natsstore.ErrClosed) {
+		return err
 	}
 	return nil
 }

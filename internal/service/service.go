@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
@@ -242,6 +241,15 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 		return err
 	}
 	defer st.close()
+	if st.conn != nil {
+		// Every request needs the stores: once nats.go has given up on the
+		// connection, stop serving (and exit non-zero, below) so that
+		// whatever runs the process starts a new one, rather than stay up
+		// failing every request.
+		var stop context.CancelFunc
+		ctx, stop = st.conn.Context(ctx)
+		defer stop()
+	}
 	// The executor reads the server's tasks (to resume a lost one from its
 	// checkpoint), and forgets a conversation when its last task goes.
 	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: s.Agent, CheckPointStore: st.checkpoints, Tasks: st.tasks,
@@ -284,6 +292,10 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 	if err := h.Close(closeCtx); err != nil {
 		log.Warn("closing the agent", "err", err)
 	}
+	if err := context.Cause(ctx); errors.Is(err, natsstore.ErrClosed) {
+		log.Error("stopped serving: the connection to NATS closed for good and every request needs it; start the service again", "err", err)
+		return err
+	}
 	return serveErr
 }
 
@@ -294,8 +306,10 @@ type state struct {
 	events      eventlog.Log
 	push        push.ConfigStore
 	checkpoints adk.CheckPointStore
-	// peers connects the agent's replicas (--state nats).
+	// peers connects the agent's replicas, and conn is the connection
+	// the stores use (--state nats).
 	peers *natsstore.Peers
+	conn  *natsstore.Conn
 	// retention is the server's: --retention, or none when the stores
 	// drop ended tasks themselves.
 	retention time.Duration
@@ -344,7 +358,7 @@ func openState(ctx context.Context, common *Common, service, agent string, log *
 			nc.Close()
 			return nil, err
 		}
-		st.close = func() { _ = nc.Drain() }
+		st.conn, st.close = nc, func() { _ = nc.Drain() }
 		return st, nil
 	}
 	return nil, fmt.Errorf("--state %q: memory or nats", *common.State)
@@ -367,7 +381,7 @@ func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent str
 
 // drain sends the events still being published before the connection
 // closes.
-func drain(nc *nats.Conn, p *natsstore.Publisher, log *slog.Logger) {
+func drain(nc *natsstore.Conn, p *natsstore.Publisher, log *slog.Logger) {
 	p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -76,6 +77,12 @@ func main() {
 			cli.Fatal(log, "state", err)
 		}
 		defer nc.Close()
+		// Once nats.go has given up on the connection every request
+		// fails: stop serving and exit non-zero (below), for whatever
+		// runs the process to start a new one.
+		var stopConn context.CancelFunc
+		ctx, stopConn = nc.Context(ctx)
+		defer stopConn()
 		// The stores drop ended tasks themselves (see service.openNATS).
 		a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "echo", Logger: log,
 			Events: natsstore.EventsConfig{MaxAge: *eventsMaxAge}, Push: natsstore.BucketConfig{TTL: *eventsMaxAge},
@@ -116,6 +123,9 @@ func main() {
 	defer cancel()
 	if err := h.Close(closeCtx); err != nil {
 		log.Warn("closing the agent", "err", err)
+	}
+	if err := context.Cause(ctx); errors.Is(err, natsstore.ErrClosed) {
+		cli.Fatal(log, "stopped serving: the connection to NATS closed for good and every request needs it; start the service again", err)
 	}
 	if serveErr != nil {
 		cli.Fatal(log, "serve", serveErr)

@@ -1,0 +1,107 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/internal/cli"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+// lockedBuffer is a bytes.Buffer for a writer and a reader in different
+// goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startNATS runs a NATS server with JetStream on dir and port (-1: any),
+// asking clients for token if it is not empty.
+func startNATS(t *testing.T, dir string, port int, token string) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		Authorization: token, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return srv
+}
+
+// With --state nats, a connection nats.go closes for good (here: NATS came
+// back asking for credentials the service does not have) stops the
+// service with an error that says so, which makes the process exit
+// non-zero, instead of leaving it up failing every request.
+func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
+	dir := t.TempDir()
+	srv := startNATS(t, dir, -1, "")
+	f := cli.NewFlags("test", "TEST")
+	common := CommonFlags(f, "127.0.0.1:0")
+	if err := f.Parse([]string{"--state", "nats", "--nats", srv.ClientURL(), "--heartbeat", "1s"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "TestAgent", Description: "tests", Model: offline.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs, stdout lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	done := make(chan error, 1)
+	go func() { done <- ServeAgent(ctx, common, Serve{Name: "test", Agent: agent}, log, &stdout) }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stdout.String(), "ready at"); time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("the service stopped before it was ready: %v\n%s", err, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the service is not ready after 30 s:\n%s", logs.String())
+		}
+	}
+
+	port := srv.Addr().(*net.TCPAddr).Port
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	startNATS(t, dir, port, "a token the service does not have")
+	select {
+	case err := <-done:
+		if !errors.Is(err, natsstore.ErrClosed) {
+			t.Fatalf("the service stopped with %v, want natsstore.ErrClosed\n%s", err, logs.String())
+		}
+		if !strings.Contains(logs.String(), "connection to NATS closed for good") {
+			t.Fatalf("no log line says why:\n%s", logs.String())
+		}
+		t.Log(err)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the service still serves 20 s after its NATS connection closed for good\n%s", logs.String())
+	}
+}
