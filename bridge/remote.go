@@ -25,9 +25,23 @@ type RemoteConfig struct {
 	// HTTPClient sends the requests; nil means http.DefaultClient's
 	// settings in a client of its own.
 	HTTPClient *http.Client
-	// IdleTimeout is how long a stream may send nothing before it counts
-	// as cut (and is resumed, or fails); 0 means 60 s.
+	// IdleTimeout bounds every silence of a run's stream, from its request
+	// on: no response headers, event or keep-alive for this long and the
+	// stream counts as cut; it is resumed, and resumptions must hear from
+	// the agent within IdleTimeout of the cut, so an agent that hangs ends
+	// the run with an error event naming it and its URL within about
+	// twice IdleTimeout. 0 means client.DefaultStreamIdleTimeout (20 s;
+	// a2amesh agents send keep-alives every 15 s); negative, no bound.
 	IdleTimeout time.Duration
+	// ResponseTimeout bounds the card fetch (each try, with Wait) and the
+	// agent's unary calls; 0 means client.DefaultResponseTimeout (30 s);
+	// negative, no bound.
+	ResponseTimeout time.Duration
+	// AllowedOrigins are origins (scheme://host[:port]) besides URL's on
+	// which the agent's card may name its interface; by default the card
+	// must name URL's origin, since the URL, not the card, is what the
+	// caller trusts.
+	AllowedOrigins []string
 	// CancelTimeout bounds the CancelTask sent when the caller's run is
 	// cancelled; 0 means 5 s.
 	CancelTimeout time.Duration
@@ -35,7 +49,8 @@ type RemoteConfig struct {
 	// remote agent as themselves.
 	StateTypes []adk.StateType
 	// Wait is how long NewRemoteAgent keeps trying, with backoff, to reach
-	// an agent that is not up yet; 0 means one try.
+	// an agent that is not up yet; 0 means one try. A card whose interface
+	// is refused (client.ErrOriginRefused) is not retried.
 	Wait time.Duration
 }
 
@@ -72,13 +87,12 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 	if cfg.HTTPClient != nil {
 		opts = append(opts, client.WithHTTPClient(cfg.HTTPClient))
 	}
-	if cfg.IdleTimeout != 0 {
-		opts = append(opts, client.WithStreamIdleTimeout(cfg.IdleTimeout))
-	}
+	opts = append(opts, client.WithStreamIdleTimeout(cfg.IdleTimeout), client.WithResponseTimeout(cfg.ResponseTimeout),
+		client.WithAllowedOrigins(cfg.AllowedOrigins...))
 	c, err := client.New(ctx, cfg.URL, opts...)
 	if err != nil && cfg.Wait > 0 {
 		deadline, pause := time.Now().Add(cfg.Wait), 100*time.Millisecond
-		for err != nil && time.Now().Before(deadline) {
+		for err != nil && !errors.Is(err, client.ErrOriginRefused) && time.Now().Before(deadline) {
 			select {
 			case <-ctx.Done():
 				return nil, fmt.Errorf("bridge: remote agent at %s: %w", cfg.URL, ctx.Err())

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/deploy"
 	"github.com/a2amesh/a2amesh/internal/cli"
@@ -21,6 +22,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	f := cli.NewFlags("gateway", "GATEWAY")
 	common := service.CommonFlags(f, DefaultAddr)
 	path := f.String("topology", "", "mesh topology file (empty: the default mesh, deploy/topology.yaml)")
+	hopIdle := f.Duration("hop-idle-timeout", client.DefaultStreamIdleTimeout,
+		"how long a call to an agent may receive nothing (no response, event or keep-alive) before it counts as cut and is resumed; an agent that hangs fails the run within about twice this (negative: no bound)")
+	hopResponse := f.Duration("hop-response-timeout", client.DefaultResponseTimeout,
+		"how long an agent's card fetch may wait for the card (negative: no bound)")
+	origins := f.String("interface-origins", "",
+		"origins (scheme://host[:port], comma-separated) on which the agents' cards may name their interfaces besides the origins of their topology URLs (empty: none)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -46,7 +53,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	log.Info("discovering the mesh's agents", "agents", strings.Join(keys(t.Agents), ", "), "wait", *common.Wait)
-	agent, err := t.Build(ctx, BuildConfig{Model: m, Remote: bridge.RemoteConfig{Wait: *common.Wait}})
+	agent, err := t.Build(ctx, BuildConfig{Model: m, Remote: bridge.RemoteConfig{Wait: *common.Wait,
+		IdleTimeout: *hopIdle, ResponseTimeout: *hopResponse, AllowedOrigins: cli.SplitList(*origins)}})
 	if err != nil {
 		return fmt.Errorf("compose the mesh: %w", err)
 	}

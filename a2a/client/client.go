@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -25,20 +26,22 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
 )
 
 // Client calls one agent. It is safe for concurrent use.
 type Client struct {
-	url     string
-	version string
-	tenant  string
-	card    *a2a.AgentCard
-	hc      *http.Client
-	calls   []CallOption
-	resumes int
-	maxEv   int
-	idle    time.Duration
-	nextID  atomic.Uint64
+	url         string
+	version     string
+	tenant      string
+	card        *a2a.AgentCard
+	hc          *http.Client
+	calls       []CallOption
+	resumes     int
+	maxEv       int
+	idle        time.Duration
+	respTimeout time.Duration
+	nextID      atomic.Uint64
 	// headers are the headers of every request: unary [0], streaming [1].
 	headers [2]http.Header
 	// sseBuffers keeps the read buffers of finished event streams
@@ -46,14 +49,29 @@ type Client struct {
 	sseBuffers sync.Pool
 }
 
+// The defaults of the client's timeouts. Both make a peer that hangs (a
+// stopped process whose kernel still accepts connections, a stuck proxy)
+// an error within seconds rather than a wait as long as the caller's.
+const (
+	// DefaultStreamIdleTimeout is WithStreamIdleTimeout's default: longer
+	// than the 15 s between an a2amesh server's keep-alives.
+	DefaultStreamIdleTimeout = 20 * time.Second
+	// DefaultResponseTimeout is WithResponseTimeout's default. A CancelTask
+	// may wait up to 10 s on an a2amesh server for the run to stop.
+	DefaultResponseTimeout = 30 * time.Second
+)
+
 type config struct {
-	hc       *http.Client
-	ownHC    bool // hc was made here, so closing its connections is ours to do
-	version  string
-	calls    []CallOption
-	resumes  int
-	maxEvent int
-	idle     time.Duration
+	hc          *http.Client
+	ownHC       bool // hc was made here, so closing its connections is ours to do
+	version     string
+	calls       []CallOption
+	resumes     int
+	maxEvent    int
+	idle        time.Duration
+	respTimeout time.Duration
+	origins     []string
+	guard       *netguard.Guard
 }
 
 // Option configures a Client.
@@ -77,26 +95,97 @@ func WithCallOptions(opts ...CallOption) Option {
 // returned; the default is 3, and 0 turns resumption off.
 func WithResumeAttempts(n int) Option { return func(c *config) { c.resumes = n } }
 
-// WithStreamIdleTimeout treats a stream that sends nothing (no event and no
-// keep-alive) for d as cut; the default is 60 s, and a negative d disables
-// it.
+// WithStreamIdleTimeout treats a stream that receives nothing (no response
+// headers, no event, no keep-alive) for d as cut, counting from when its
+// request is sent: a server that accepts the connection and never answers
+// is cut as surely as one that stops mid-stream. A cut stream is resumed
+// (WithResumeAttempts), and its resumptions must hear from the server
+// within d of the cut, so a stream to a server that hangs fails within
+// about 2×d. The time the consumer spends on an event does not count. A
+// d of 0 means DefaultStreamIdleTimeout (20 s); a negative d disables it.
+// Against a server that sends no keep-alives and may be silent longer
+// (waiting on a slow model), raise it.
 func WithStreamIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
+
+// WithResponseTimeout bounds how long a unary call and the card fetch
+// wait for their whole response, from sending the request. A d of 0
+// means DefaultResponseTimeout (30 s); a negative d disables it. A SendMessage
+// that waits for the task to settle (without
+// SendMessageConfiguration.ReturnImmediately) is exempt: it lasts as long
+// as the task, so bound it with Timeout or its context, or stream the task
+// instead, which WithStreamIdleTimeout bounds.
+func WithResponseTimeout(d time.Duration) Option { return func(c *config) { c.respTimeout = d } }
 
 // WithMaxEventBytes bounds the size of one streamed event; the default is
 // 16 MiB.
 func WithMaxEventBytes(n int) Option { return func(c *config) { c.maxEvent = n } }
 
+// WithAllowedOrigins lets New use an interface that the card names on one
+// of these origins ("https://agents.example.com",
+// "http://10.0.0.7:9101"), besides the origin the card was fetched from.
+// Entries are scheme://host[:port], without a path.
+func WithAllowedOrigins(origins ...string) Option {
+	return func(c *config) { c.origins = append(c.origins, origins...) }
+}
+
+// WithGuard makes every connection the client makes (the card fetch
+// included) dial through g, which refuses addresses in the local network
+// unless g.Allow admits them (see netguard.Guard); such refusals match
+// netguard.ErrRefused. The client's transport then ignores proxy
+// environment variables, since a proxy would be the address the guard
+// checks. With WithHTTPClient, that client's *http.Transport (nil: the
+// default one) is copied with the guard's dialer; a client with another
+// kind of Transport cannot be guarded, and every call fails saying so.
+func WithGuard(g *netguard.Guard) Option { return func(c *config) { c.guard = g } }
+
 func newConfig(opts []Option) *config {
-	c := &config{resumes: 3, maxEvent: 16 << 20, idle: 60 * time.Second}
+	c := &config{resumes: 3, maxEvent: 16 << 20}
 	for _, o := range opts {
 		o(c)
 	}
-	if c.hc == nil {
+	if c.idle == 0 {
+		c.idle = DefaultStreamIdleTimeout
+	}
+	if c.respTimeout == 0 {
+		c.respTimeout = DefaultResponseTimeout
+	}
+	switch {
+	case c.guard != nil:
+		c.hc, c.ownHC = guarded(c.hc, c.guard), true
+	case c.hc == nil:
 		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.ownHC = true
 	}
 	return c
 }
+
+// guarded returns a copy of hc (nil: a default client) whose transport
+// dials through g.
+func guarded(hc *http.Client, g *netguard.Guard) *http.Client {
+	out := &http.Client{}
+	if hc != nil {
+		*out = *hc
+	}
+	base, ok := out.Transport.(*http.Transport)
+	switch {
+	case out.Transport == nil:
+		base = http.DefaultTransport.(*http.Transport)
+	case !ok:
+		out.Transport = failingTransport{fmt.Errorf("a2a client: WithGuard needs the HTTP client's Transport to be an *http.Transport (or nil), not %T: guard its dialer yourself, or drop WithGuard", hc.Transport)}
+		return out
+	}
+	t := base.Clone()
+	t.Proxy = nil
+	t.DialContext = g.DialContext
+	t.DialTLSContext = nil // it would bypass DialContext
+	out.Transport = t
+	return out
+}
+
+// failingTransport fails every request with err.
+type failingTransport struct{ err error }
+
+func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
 // CallOption configures one call, or every call through WithCallOptions.
 type CallOption func(*callConfig)
@@ -104,6 +193,9 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	header  http.Header
 	timeout time.Duration
+	// untilSettled marks a call that lasts as long as the task (a
+	// blocking SendMessage), which the response timeout does not bound.
+	untilSettled bool
 }
 
 // Header adds a request header.
@@ -126,8 +218,9 @@ func Extensions(uris ...string) CallOption {
 	return func(c *callConfig) { c.header.Set("A2A-Extensions", strings.Join(uris, ",")) }
 }
 
-// Timeout bounds a unary call (not a stream). Without it, ctx alone
-// bounds calls: note that a blocking SendMessage lasts as long as the task.
+// Timeout bounds a unary call (not a stream), on top of WithResponseTimeout.
+// Without it, a blocking SendMessage, which lasts as long as the task, is
+// bounded by ctx alone.
 func Timeout(d time.Duration) CallOption { return func(c *callConfig) { c.timeout = d } }
 
 // Resolve fetches and decodes an agent card. agentURL is the agent's base
@@ -138,15 +231,20 @@ func Resolve(ctx context.Context, agentURL string, opts ...Option) (*a2a.AgentCa
 	if cfg.ownHC {
 		defer cfg.hc.CloseIdleConnections()
 	}
-	return resolve(ctx, agentURL, cfg)
-}
-
-func resolve(ctx context.Context, agentURL string, cfg *config) (*a2a.AgentCard, error) {
 	cardURL, err := cardLocation(agentURL)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
+	return resolve(ctx, cardURL, cfg)
+}
+
+func resolve(ctx context.Context, cardURL *url.URL, cfg *config) (*a2a.AgentCard, error) {
+	if cfg.respTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, cfg.respTimeout, &timeoutError{msg: fmt.Sprintf("no response within %s", cfg.respTimeout)})
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("a2a client: resolve card: %w", err)
 	}
@@ -157,12 +255,12 @@ func resolve(ctx context.Context, agentURL string, cfg *config) (*a2a.AgentCard,
 	req.Header.Set("Accept", "application/json")
 	resp, err := cfg.hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("a2a client: resolve card at %s: %w", cardURL, err)
+		return nil, fmt.Errorf("a2a client: resolve card at %s: %w", cardURL, timeoutCause(ctx, err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return nil, fmt.Errorf("a2a client: resolve card at %s: %w", cardURL, err)
+		return nil, fmt.Errorf("a2a client: resolve card at %s: %w", cardURL, timeoutCause(ctx, err))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("a2a client: resolve card at %s: HTTP %s: %s", cardURL, resp.Status, snippet(body))
@@ -174,38 +272,132 @@ func resolve(ctx context.Context, agentURL string, cfg *config) (*a2a.AgentCard,
 	return card, nil
 }
 
-func cardLocation(agentURL string) (string, error) {
+func cardLocation(agentURL string) (*url.URL, error) {
 	u, err := url.Parse(agentURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("a2a client: agent URL %q: want an http(s) URL", agentURL)
+		return nil, fmt.Errorf("a2a client: agent URL %q: want an http(s) URL", agentURL)
 	}
-	if strings.HasSuffix(u.Path, ".json") {
-		return u.String(), nil
+	if !strings.HasSuffix(u.Path, ".json") {
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/.well-known/agent-card.json"
+		u.RawPath = ""
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/.well-known/agent-card.json"
-	return u.String(), nil
+	return u, nil
 }
 
-// New resolves the agent's card and returns a client for it.
+// New resolves the agent's card and returns a client for its interface
+// (chosen as NewFromCard chooses). The URL the card was fetched from is
+// what the caller trusts: an interface on another origin (scheme, host and
+// port; the path may differ) is refused with an error matching
+// ErrOriginRefused, unless WithAllowedOrigins admits it, since whoever
+// serves the card could otherwise send the client's requests, and their
+// credentials, anywhere. A relative interface URL is resolved against the
+// card's URL. To trust a card wholly, pass it to NewFromCard.
 func New(ctx context.Context, agentURL string, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
-	card, err := resolve(ctx, agentURL, cfg)
+	c, err := newFromAgentURL(ctx, agentURL, cfg)
+	if err != nil && cfg.ownHC {
+		cfg.hc.CloseIdleConnections()
+	}
+	return c, err
+}
+
+func newFromAgentURL(ctx context.Context, agentURL string, cfg *config) (*Client, error) {
+	allowed, err := parseOrigins(cfg.origins)
 	if err != nil {
-		if cfg.ownHC {
-			cfg.hc.CloseIdleConnections()
-		}
+		return nil, err
+	}
+	cardURL, err := cardLocation(agentURL)
+	if err != nil {
+		return nil, err
+	}
+	card, err := resolve(ctx, cardURL, cfg)
+	if err != nil {
+		return nil, err
+	}
+	iface, err := chooseInterface(card, cfg.version)
+	if err != nil {
+		return nil, err
+	}
+	endpoint, err := interfaceURL(cardURL, iface, allowed)
+	if err != nil {
 		return nil, err
 	}
 	// The client reuses the HTTP client (and connection) of the card fetch.
-	return NewFromCard(card, append(opts, WithHTTPClient(cfg.hc))...)
+	c := newClient(endpoint, iface.ProtocolVersion, cfg)
+	c.card, c.tenant = card, iface.Tenant
+	return c, nil
+}
+
+// ErrOriginRefused matches, with errors.Is, New's error for a card whose
+// interface is on an origin the client does not trust, and for a bad
+// WithAllowedOrigins entry: nothing a retry can fix.
+var ErrOriginRefused = errors.New("a2a client: interface origin refused")
+
+// originError is a refused origin or a bad allowed origin.
+type originError struct{ msg string }
+
+func (e *originError) Error() string        { return e.msg }
+func (e *originError) Is(target error) bool { return target == ErrOriginRefused }
+
+// origin returns u's origin in a comparable form: lower-case scheme and
+// host, explicit port.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+}
+
+func parseOrigins(entries []string) (map[string]bool, error) {
+	allowed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		u, err := url.Parse(strings.TrimSpace(e))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return nil, &originError{fmt.Sprintf("a2a client: allowed origin %q: want scheme://host[:port], such as https://agents.example.com", e)}
+		}
+		allowed[origin(u)] = true
+	}
+	return allowed, nil
+}
+
+// interfaceURL returns the endpoint of the card's chosen interface: its
+// URL resolved against the card's, if its origin is the card's or allowed.
+func interfaceURL(cardURL *url.URL, iface *a2a.AgentInterface, allowed map[string]bool) (string, error) {
+	u, err := cardURL.Parse(iface.URL)
+	if err != nil || iface.URL == "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("a2a client: the card at %s names its %s %s interface at %q, which is not an http(s) URL", cardURL, iface.ProtocolBinding, iface.ProtocolVersion, iface.URL)
+	}
+	if o := origin(u); o != origin(cardURL) && !allowed[o] {
+		return "", &originError{fmt.Sprintf("a2a client: the card at %s names its %s %s interface at %s, on another origin than the card's: "+
+			"refused, since a card could otherwise send this client's requests anywhere; fetch the card from the interface's origin, "+
+			"or allow %s explicitly (WithAllowedOrigins)", cardURL, iface.ProtocolBinding, iface.ProtocolVersion, u.Redacted(), o)}
+	}
+	return u.String(), nil
 }
 
 // NewFromCard returns a client for the card's JSON-RPC interface: the first
 // listed (cards list them preferred first) that speaks A2A 1.0, else the
 // first that speaks 0.3, or the first of the version WithProtocolVersion
-// asks for.
+// asks for. It trusts the card: the interface may be anywhere (New checks
+// it against the card's origin).
 func NewFromCard(card *a2a.AgentCard, opts ...Option) (*Client, error) {
 	cfg := newConfig(opts)
+	iface, err := chooseInterface(card, cfg.version)
+	if err != nil {
+		return nil, err
+	}
+	c := newClient(iface.URL, iface.ProtocolVersion, cfg)
+	c.card, c.tenant = card, iface.Tenant
+	return c, nil
+}
+
+func chooseInterface(card *a2a.AgentCard, version string) (*a2a.AgentInterface, error) {
 	var chosen *a2a.AgentInterface
 	for i := range card.SupportedInterfaces {
 		iface := &card.SupportedInterfaces[i]
@@ -214,7 +406,7 @@ func NewFromCard(card *a2a.AgentCard, opts ...Option) (*Client, error) {
 		}
 		v := iface.ProtocolVersion
 		switch {
-		case cfg.version != "" && v != cfg.version:
+		case version != "" && v != version:
 		case v == a2a.Version && (chosen == nil || chosen.ProtocolVersion != a2a.Version):
 			chosen = iface
 		case v == a2a.Version03 && chosen == nil:
@@ -227,26 +419,27 @@ func NewFromCard(card *a2a.AgentCard, opts ...Option) (*Client, error) {
 			offered = append(offered, iface.ProtocolBinding+" "+iface.ProtocolVersion+" at "+iface.URL)
 		}
 		want := "JSONRPC 1.0 or 0.3"
-		if cfg.version != "" {
-			want = "JSONRPC " + cfg.version
+		if version != "" {
+			want = "JSONRPC " + version
 		}
 		return nil, fmt.Errorf("a2a client: agent %q offers no %s interface (it offers: %s)", card.Name, want, strings.Join(offered, "; "))
 	}
-	c := NewFromURL(chosen.URL, chosen.ProtocolVersion, opts...)
-	c.card, c.tenant = card, chosen.Tenant
-	return c, nil
+	return chosen, nil
 }
 
 // NewFromURL returns a client for a JSON-RPC endpoint speaking the given
 // protocol version, without fetching a card.
 func NewFromURL(endpoint, version string, opts ...Option) *Client {
-	cfg := newConfig(opts)
+	return newClient(endpoint, version, newConfig(opts))
+}
+
+func newClient(endpoint, version string, cfg *config) *Client {
 	if version == "" {
 		version = a2a.Version
 	}
 	c := &Client{
 		url: endpoint, version: version, hc: cfg.hc, calls: cfg.calls,
-		resumes: cfg.resumes, maxEv: cfg.maxEvent, idle: cfg.idle,
+		resumes: cfg.resumes, maxEv: cfg.maxEvent, idle: cfg.idle, respTimeout: cfg.respTimeout,
 	}
 	for i, accept := range []string{"application/json", "text/event-stream"} {
 		h := http.Header{}
@@ -319,18 +512,23 @@ func (c *Client) call(ctx context.Context, op jsonrpc.Op, params any, out any, o
 		ctx, cancel = context.WithTimeout(ctx, cc.timeout)
 		defer cancel()
 	}
+	if c.respTimeout > 0 && !cc.untilSettled {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.respTimeout, &timeoutError{msg: fmt.Sprintf("no response within %s", c.respTimeout)})
+		defer cancel()
+	}
 	req, id, err := c.newRequest(ctx, op, params, cc, false)
 	if err != nil {
 		return err
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("a2a client: %s %s: %w", op, c.url, err)
+		return fmt.Errorf("a2a client: %s %s: %w", op, c.url, timeoutCause(ctx, err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxEv)+1))
 	if err != nil {
-		return fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, err)
+		return fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, timeoutCause(ctx, err))
 	}
 	return c.decodeUnary(op, id, resp.StatusCode, resp.Status, body, out)
 }
@@ -369,9 +567,30 @@ func snippet(b []byte) string {
 	return s
 }
 
-var (
-	// errStreamCut marks a stream that ended before its task settled.
-	errStreamCut = errors.New("stream ended before the task reached a final or interrupted state")
-	// errIdle marks a stream that went silent past the idle timeout.
-	errIdle = errors.New("stream idle")
-)
+// errStreamCut marks a stream that ended before its task settled.
+var errStreamCut = errors.New("stream cut before the task settled")
+
+// ErrTimeout matches, with errors.Is, the errors of calls and streams that
+// the client's own timeouts ended (WithResponseTimeout,
+// WithStreamIdleTimeout): the server did not answer in time, which a
+// server that hangs never does.
+var ErrTimeout = errors.New("a2a client: timed out")
+
+// timeoutError says which of the client's timeouts ran out.
+type timeoutError struct {
+	msg  string
+	idle bool // a stream's idle timeout, which cuts the stream (to be resumed)
+}
+
+func (e *timeoutError) Error() string        { return e.msg }
+func (e *timeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// timeoutCause returns the client's timeout when it is what ended a
+// request on ctx, else err.
+func timeoutCause(ctx context.Context, err error) error {
+	var te *timeoutError
+	if cause := context.Cause(ctx); ctx.Err() != nil && errors.As(cause, &te) {
+		return te
+	}
+	return err
+}

@@ -30,8 +30,14 @@ func (c *Client) withTenant(t string) string {
 // SendMessage sends a message and returns the resulting *a2a.Task (settled,
 // unless the request asks to return immediately) or the agent's direct
 // *a2a.Message.
+//
+// A SendMessage that waits for the task lasts as long as the task, so
+// WithResponseTimeout does not bound it (see Timeout).
 func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) (a2a.Event, error) {
 	op := jsonrpc.OpSendMessage
+	if req.Configuration == nil || !req.Configuration.ReturnImmediately {
+		opts = append(opts[:len(opts):len(opts)], untilSettled)
+	}
 	if c.v03() {
 		var raw json.RawMessage
 		if err := c.call(ctx, op, a2av03.FromSendMessageRequest(req), &raw, opts); err != nil {
@@ -55,6 +61,8 @@ func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, o
 	}
 	return sendResult(op, ev)
 }
+
+func untilSettled(c *callConfig) { c.untilSettled = true }
 
 func sendResult(op jsonrpc.Op, ev a2a.Event) (a2a.Event, error) {
 	switch ev.(type) {

@@ -154,7 +154,8 @@ func TestNewPicksLegacyCard(t *testing.T) {
 		"skills": []
 	}`))
 	rec := newRecorder()
-	c, err := client.New(context.Background(), legacy.URL, client.WithHTTPClient(rec.client()))
+	// The card names the echo server, another origin.
+	c, err := client.New(context.Background(), legacy.URL, client.WithHTTPClient(rec.client()), client.WithAllowedOrigins(s.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestResolveLeavesNoConnectionOpen(t *testing.T) {
 			}
 		}},
 		{"New then CloseIdleConnections", func(t *testing.T, cardURL string) {
-			c, err := client.New(context.Background(), cardURL)
+			c, err := client.New(context.Background(), cardURL, client.WithAllowedOrigins(s.URL))
 			if err != nil {
 				t.Fatal(err)
 			}

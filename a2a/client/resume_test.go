@@ -175,9 +175,11 @@ func TestCutNotResumed(t *testing.T) {
 
 // TestIdleTimeoutResumes: a stream silent for longer than the idle timeout
 // (the agent pauses longer, and keep-alives are far apart) is treated as
-// cut and resumed, and still delivers every event exactly once.
+// cut and resumed, and still delivers every event exactly once. Each pause
+// is shorter than twice the timeout: a resumption must hear from the
+// server within the idle timeout of the cut.
 func TestIdleTimeoutResumes(t *testing.T) {
-	const interval = 50 * time.Millisecond
+	const interval = 300 * time.Millisecond
 	s := startEcho(t, serverOpts{
 		agent: &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: interval},
 		rpc:   jsonrpcserver.Options{KeepAlive: time.Minute},
@@ -187,9 +189,9 @@ func TestIdleTimeoutResumes(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()
 			c := dial(t, s, v, client.WithHTTPClient(rec.client()),
-				client.WithStreamIdleTimeout(interval/3),
-				// Every pause is cut at least once; resumptions are not
-				// what this test limits.
+				client.WithStreamIdleTimeout(interval*2/3),
+				// Every pause is cut once; attempts are not what this
+				// test limits.
 				client.WithResumeAttempts(1000))
 			evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(text), client.BearerToken("resume")))
 			if err != nil {

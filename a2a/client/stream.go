@@ -9,6 +9,7 @@ import (
 	"iter"
 	"mime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -66,14 +67,22 @@ func (c *Client) subscribeParams(taskID, tenant string) any {
 // stream runs a streaming call, resuming it when it is cut. taskID is the
 // task when the call names one; a send learns it from its first event.
 // Each resumption that delivers an event earns back the attempts spent.
+// Resumptions share one idle timeout from the cut: a server that hangs
+// fails the stream within about twice the timeout, however many attempts
+// are left.
 func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, lastEventID string, opts []CallOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		cc := applyCalls(c.calls, opts)
 		lastID := lastEventID
 		failures := 0
+		var cutAt time.Time // when the stream was cut, until the server is heard from again
 		for {
+			wait := c.idle
+			if !cutAt.IsZero() {
+				wait -= time.Since(cutAt)
+			}
 			progressed := false
-			done, err := c.streamOnce(ctx, op, params, lastID, cc, func(ev Event) bool {
+			done, heard, err := c.streamOnce(ctx, op, params, lastID, cc, wait, func(ev Event) bool {
 				progressed = true
 				if id, _ := ev.TaskIDs(); id != "" {
 					taskID = id
@@ -89,10 +98,14 @@ func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, 
 			if progressed {
 				failures = 0
 			}
+			if heard || cutAt.IsZero() {
+				cutAt = time.Now()
+			}
 			// Resume only where it is exact: after a numbered event of a
 			// known task, on a server that honours Last-Event-ID.
-			if _, numErr := strconv.ParseUint(lastID, 10, 64); err != nil && ctx.Err() == nil &&
-				errors.Is(err, errStreamCut) && failures < c.resumes && taskID != "" && numErr == nil {
+			_, numErr := strconv.ParseUint(lastID, 10, 64)
+			if err != nil && ctx.Err() == nil && errors.Is(err, errStreamCut) && failures < c.resumes && taskID != "" && numErr == nil &&
+				(c.idle <= 0 || time.Since(cutAt) < c.idle) {
 				failures++
 				op, params = jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, "")
 				continue
@@ -106,49 +119,60 @@ func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, 
 	}
 }
 
-// streamOnce performs one streaming HTTP exchange. done reports that the
-// consumer stopped or the stream ended normally; otherwise err says why it
-// ended, wrapping errStreamCut when it can be resumed.
-func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, lastEventID string, cc *callConfig, yield func(Event) bool) (done bool, err error) {
+// streamOnce performs one streaming HTTP exchange. wait bounds the wait
+// for the response headers (when the idle timeout is on), and the idle
+// timeout each later silence. done reports that the consumer stopped or
+// the stream ended normally; otherwise err says why it ended, wrapping
+// errStreamCut when it can be resumed. heard reports that the server
+// answered at all.
+func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, lastEventID string, cc *callConfig, wait time.Duration,
+	yield func(Event) bool) (done, heard bool, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	req, id, err := c.newRequest(ctx, op, params, cc, true)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
+	// The idle timer runs from the request on, so that a server that
+	// accepts the connection and never answers is cut too; but only while
+	// waiting for the server, not while the consumer handles an event.
+	var answered atomic.Bool
+	pause, resume := func() {}, func() {}
+	var onBytes func()
+	if c.idle > 0 {
+		idle := time.AfterFunc(max(wait, 0), func() {
+			msg := fmt.Sprintf("no event or keep-alive for %s", c.idle)
+			if !answered.Load() {
+				msg = fmt.Sprintf("no response for %s", c.idle)
+			}
+			cancel(&timeoutError{msg: msg, idle: true})
+		})
+		defer idle.Stop()
+		onBytes = func() { idle.Reset(c.idle) }
+		pause, resume = func() { idle.Stop() }, onBytes
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return false, fmt.Errorf("a2a client: %s %s: %w", op, c.url, context.Cause(ctx))
-		}
-		return false, fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, errStreamCut, err)
+		return false, false, c.cutOrFailed(ctx, op, err)
 	}
 	defer resp.Body.Close()
+	answered.Store(true)
+	if onBytes != nil {
+		onBytes()
+	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		// An error answered as a plain JSON-RPC response.
 		body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxEv)))
 		if rerr != nil {
-			return false, fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, rerr)
+			return false, true, fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, timeoutCause(ctx, rerr))
 		}
 		if derr := c.decodeUnary(op, id, resp.StatusCode, resp.Status, body, nil); derr != nil {
-			return false, derr
+			return false, true, derr
 		}
-		return false, fmt.Errorf("a2a client: %s %s: HTTP %s: the server answered a stream with %q", op, c.url, resp.Status, resp.Header.Get("Content-Type"))
-	}
-	// The idle timer runs only while waiting for the server, not while
-	// the consumer handles an event.
-	var onBytes func()
-	pause, resume := func() {}, func() {}
-	if c.idle > 0 {
-		idle := time.AfterFunc(c.idle, func() {
-			cancel(fmt.Errorf("%w: nothing received for %s", errIdle, c.idle))
-		})
-		defer idle.Stop()
-		onBytes = func() { idle.Reset(c.idle) }
-		pause, resume = func() { idle.Stop() }, func() { idle.Reset(c.idle) }
+		return false, true, fmt.Errorf("a2a client: %s %s: HTTP %s: the server answered a stream with %q", op, c.url, resp.Status, resp.Header.Get("Content-Type"))
 	}
 	br, _ := c.sseBuffers.Get().(*bufio.Reader)
 	if br == nil {
@@ -164,23 +188,17 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 	for {
 		raw, err := sse.Next()
 		if err != nil {
-			if cause := context.Cause(ctx); cause != nil {
-				if !errors.Is(cause, errIdle) {
-					return false, fmt.Errorf("a2a client: %s: %w", op, cause)
-				}
-				err = cause
-			}
 			if errors.Is(err, errEventTooLarge) {
-				return false, fmt.Errorf("a2a client: %s: %w", op, err)
+				return false, true, fmt.Errorf("a2a client: %s: %w", op, err)
 			}
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return false, fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, errStreamCut, err)
+			return false, true, c.cutOrFailed(ctx, op, err)
 		}
 		ev, final, err := c.decodeStreamEvent(op, raw.Data)
 		if err != nil {
-			return false, err
+			return false, true, err
 		}
 		pause()
 		more := yield(Event{Event: ev, ID: raw.ID})
@@ -190,13 +208,26 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 			stop := time.AfterFunc(100*time.Millisecond, func() { cancel(nil) })
 			_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // what is left is not ours to check
 			stop.Stop()
-			return true, nil
+			return true, true, nil
 		}
 		if !more {
-			return true, nil
+			return true, true, nil
 		}
 		resume()
 	}
+}
+
+// cutOrFailed explains why a stream's request or body failed with err: the
+// caller's context ended it (not resumable), or the connection failed or
+// went idle (a cut, resumable).
+func (c *Client) cutOrFailed(ctx context.Context, op jsonrpc.Op, err error) error {
+	if cause := context.Cause(ctx); ctx.Err() != nil {
+		if te, ok := cause.(*timeoutError); !ok || !te.idle {
+			return fmt.Errorf("a2a client: %s %s: %w", op, c.url, cause)
+		}
+		err = cause
+	}
+	return fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, errStreamCut, err)
 }
 
 // decodeStreamEvent decodes one SSE data payload: a JSON-RPC response whose
