@@ -38,7 +38,8 @@ func main() {
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(2)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "a2amesh %s: %v\n", os.Args[1], err)
+		// The error may quote what an agent or the mesh sent.
+		fmt.Fprintf(os.Stderr, "a2amesh %s: %s\n", os.Args[1], safe(err.Error()))
 		os.Exit(1)
 	}
 }
@@ -53,13 +54,13 @@ func run(ctx context.Context, cmd string, args []string) error {
 	case "up":
 		return up(ctx, args)
 	case "ask":
-		return ask(ctx, args)
+		return ask(ctx, args, os.Stdin, os.Stdout)
 	case "agents":
-		return agents(ctx, args)
+		return agents(ctx, args, os.Stdout)
 	case "tasks":
-		return tasks(ctx, args)
+		return tasks(ctx, args, os.Stdout)
 	case "watch":
-		return watch(ctx, args)
+		return watch(ctx, args, os.Stdout, os.Stderr)
 	case "gateway":
 		return gateway.Run(ctx, args, os.Stdout)
 	case "serve":

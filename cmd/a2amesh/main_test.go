@@ -1,0 +1,9 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/a2amesh/a2amesh/internal/a2atest"
+)
+
+func TestMain(m *testing.M) { a2atest.VerifyTestMain(m) }
