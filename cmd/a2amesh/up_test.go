@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2amesh/a2amesh/services/catalog"
 )
 
 // upBound is how long the whole mesh may take to come up: ten processes
@@ -87,5 +89,47 @@ func TestUp(t *testing.T) {
 	}
 	if alive(restarted) {
 		t.Errorf("the restarted weather agent (pid %d) outlived up", restarted)
+	}
+}
+
+func TestMeshAddrs(t *testing.T) {
+	tests := []struct {
+		base                      int
+		gateway, weather, planner string // planner: the flags pointing the planner at its agents
+		err                       bool
+	}{
+		{base: 9100, gateway: "127.0.0.1:9100", weather: "127.0.0.1:9102"},
+		{base: 9200, gateway: "127.0.0.1:9200", weather: "127.0.0.1:9202", planner: "--math-url http://127.0.0.1:9204/ --research-url http://127.0.0.1:9205/"},
+		{base: -1, err: true},
+		{base: 65530, err: true},
+	}
+	for _, tt := range tests {
+		addrs, err := meshAddrs(tt.base)
+		if tt.err {
+			if err == nil {
+				t.Errorf("base %d: no error", tt.base)
+			}
+			continue
+		}
+		if err != nil || addrs["gateway"] != tt.gateway || addrs["weather"] != tt.weather {
+			t.Errorf("base %d: %v, %v", tt.base, addrs, err)
+			continue
+		}
+		def, _ := catalog.Find("planner")
+		if got := strings.Join(peerFlags(def, addrs), " "); got != tt.planner {
+			t.Errorf("base %d: planner's flags %q, want %q", tt.base, got, tt.planner)
+		}
+	}
+	// Ports the kernel picks: nine of them, all different.
+	addrs, err := meshAddrs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		seen[a] = true
+	}
+	if len(seen) != len(catalog.All())+1 {
+		t.Fatalf("base 0: %v", addrs)
 	}
 }
