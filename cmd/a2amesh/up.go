@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -38,10 +39,7 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	log, err := cli.Logger("info")
-	if err != nil {
-		return err
-	}
+	log := slog.New(slog.NewTextHandler(stderr, nil)) // restarts, at warn
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
 		return err
