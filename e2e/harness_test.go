@@ -29,6 +29,16 @@ import (
 // binary is the a2amesh command the tests run, built once.
 var binary string
 
+// Bounds on the harness's waits, against hanging rather than timing
+// anything: building the command (compiling from a cold cache is the
+// slow case), a process's "ready at" line, and its exit after SIGTERM
+// (then SIGKILL) and after SIGKILL.
+const (
+	buildBound = 5 * time.Minute
+	readyBound = 90 * time.Second
+	stopBound  = 15 * time.Second
+)
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "a2amesh-e2e-")
 	if err != nil {
@@ -36,10 +46,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "a2amesh")
-	build := exec.Command("go", "build", "-o", binary, "github.com/a2amesh/a2amesh/cmd/a2amesh")
+	ctx, cancel := context.WithTimeout(context.Background(), buildBound)
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "github.com/a2amesh/a2amesh/cmd/a2amesh")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building a2amesh:", err)
+	build.WaitDelay = 5 * time.Second
+	err = build.Run()
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building a2amesh (within %s): %v\n", buildBound, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -55,6 +69,7 @@ func TestMain(m *testing.M) {
 
 // process is a running a2amesh process.
 type process struct {
+	t    *testing.T
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -68,7 +83,9 @@ func (p *process) log(line string) {
 	p.logs.WriteString(line + "\n")
 }
 
-// stop ends the process with SIGTERM, or kill with SIGKILL.
+// stop ends the process with SIGTERM, or kill with SIGKILL; a process
+// that outlives SIGTERM by stopBound is killed. It fails the test if the
+// process (or its output) is not done stopBound after SIGKILL either.
 func (p *process) stop(kill bool) {
 	sig := syscall.SIGTERM
 	if kill {
@@ -77,9 +94,14 @@ func (p *process) stop(kill bool) {
 	_ = p.cmd.Process.Signal(sig)
 	select {
 	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		return
+	case <-time.After(stopBound):
+	}
+	_ = p.cmd.Process.Kill()
+	select {
+	case <-p.done:
+	case <-time.After(stopBound):
+		p.t.Errorf("%s (pid %d) not done %s after SIGKILL: its output is still open", p.name, p.cmd.Process.Pid, stopBound)
 	}
 }
 
@@ -98,7 +120,7 @@ func start(t *testing.T, name string, args ...string) (*process, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &process{t: t, name: name, cmd: cmd, done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +168,8 @@ func start(t *testing.T, name string, args ...string) (*process, string) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		t.Fatalf("%s exited before it was ready:\n%s", name, p.logs.String())
-	case <-time.After(90 * time.Second):
-		t.Fatalf("%s not ready after 90 s", name)
+	case <-time.After(readyBound):
+		t.Fatalf("%s not ready after %s", name, readyBound)
 	}
 	return nil, ""
 }

@@ -37,11 +37,12 @@ const wait = 20 * time.Second
 // agent's 10 chunks carries 2 of them and none is empty.
 const streamText = "abcdefghijklmnopqrst"
 
-// testContext returns a context bounded by the test's deadline (or a
-// generous default), canceled when the test ends.
+// testContext returns a context bounded by the test's deadline or a
+// minute, whichever comes first (every test here takes a few seconds),
+// canceled when the test ends.
 func testContext(t *testing.T) context.Context {
 	t.Helper()
-	d := 2 * time.Minute
+	d := time.Minute
 	if dl, ok := t.Deadline(); ok {
 		if left := time.Until(dl) - 5*time.Second; left > 0 && left < d {
 			d = left

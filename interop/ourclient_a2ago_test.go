@@ -140,14 +140,20 @@ func codeOf(err error) a2a.ErrorCode {
 	return 0
 }
 
+// pollTask polls GetTask until the task is terminal, within the bound.
 func pollTask(t *testing.T, ctx context.Context, c *client.Client, id string) *a2a.Task {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for {
 		task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+		if ctx.Err() != nil {
+			t.Fatalf("task %s not terminal within %s", id, wait)
+		}
 		if err != nil {
 			t.Fatalf("polling task %s: %v", id, err)
 		}
-		if task.Status.State.Terminal() || ctx.Err() != nil {
+		if task.Status.State.Terminal() {
 			return task
 		}
 		pause(ctx)

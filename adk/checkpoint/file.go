@@ -25,8 +25,10 @@ const maxIDLength = 200
 // replaced atomically (written aside, synced, renamed). On Unix, File is
 // an adk.CheckPointLocker: runs of one checkpoint are kept apart with
 // advisory locks on files in the directory's .locks folder, which the
-// operating system releases when a process dies; the lock files stay.
-// Elsewhere a Runner keeps only its own runs apart.
+// operating system releases when a process dies. A lock file lives as long
+// as its lock is held; one left by a process that died holding it goes at
+// the next unlock of its id. Elsewhere a Runner keeps only its own runs
+// apart.
 type File struct {
 	dir string
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,7 +28,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 // tree. When the mesh asks something (INPUT_REQUIRED), the answer comes
 // from --answer or the terminal, and the task goes on. Ctrl-C cancels the
 // task, through every agent it reached.
-func ask(ctx context.Context, args []string) error {
+func ask(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	f := cli.NewFlags("ask", "A2AMESH")
 	gw := f.String("gateway", "http://"+gateway.DefaultAddr+"/", "the gateway's URL")
 	contextID := f.String("context", "", "continue the conversation of this context id")
@@ -51,15 +50,15 @@ func ask(ctx context.Context, args []string) error {
 	msg := a2a.NewTextMessage(a2a.RoleUser, question)
 	msg.ContextID = *contextID
 	req := &a2a.SendMessageRequest{Message: msg}
-	r := &renderer{w: os.Stdout}
-	terminal := bufio.NewReader(os.Stdin)
+	r := &renderer{w: stdout}
+	terminal := bufio.NewReader(stdin)
 	var inputs map[string]any // the answers of the last follow-up, by interrupt point
 	for {
 		end, err := follow(ctx, c, req, r)
 		if errors.Is(err, errLostTask) {
 			// The gateway restarted and forgot the task; its checkpoint
 			// did not: a new task resumes the run.
-			fmt.Println("· the gateway no longer knows the task; resuming it from its checkpoint")
+			fmt.Fprintln(stdout, "· the gateway no longer knows the task; resuming it from its checkpoint")
 			resume := a2a.NewTextMessage(a2a.RoleUser, req.Message.Text())
 			resume.ContextID = req.Message.ContextID
 			req = &a2a.SendMessageRequest{Message: resume, Metadata: map[string]any{
@@ -72,15 +71,16 @@ func ask(ctx context.Context, args []string) error {
 		}
 		switch end.state {
 		case a2a.TaskStateCompleted:
-			fmt.Printf("· context %s (--context %s continues the conversation)\n", end.contextID, end.contextID)
+			id := safeLine(end.contextID)
+			fmt.Fprintf(stdout, "· context %s (--context %s continues the conversation)\n", id, id)
 			return nil
 		case a2a.TaskStateInputRequired:
 			var answer string
 			if len(answers) > 0 {
 				answer, answers = answers[0], answers[1:]
-				fmt.Printf("? %s\n> %s\n", end.question, answer)
+				fmt.Fprintf(stdout, "? %s\n> %s\n", safe(end.question), answer)
 			} else {
-				fmt.Printf("? %s\n> ", end.question)
+				fmt.Fprintf(stdout, "? %s\n> ", safe(end.question))
 				line, err := terminal.ReadString('\n')
 				if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 					return fmt.Errorf("no answer: %w", err)

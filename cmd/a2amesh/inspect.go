@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +19,7 @@ import (
 )
 
 // agents lists the topology's agents (and the gateway) with their cards.
-func agents(ctx context.Context, args []string) error {
+func agents(ctx context.Context, args []string, stdout io.Writer) error {
 	f := cli.NewFlags("agents", "A2AMESH")
 	path := f.String("topology", "", "mesh topology (empty: deploy/topology.yaml)")
 	gw := f.String("gateway", "http://"+gateway.DefaultAddr+"/", "the gateway's URL")
@@ -46,19 +46,27 @@ func agents(ctx context.Context, args []string) error {
 	for _, k := range keys {
 		names, urls = append(names, k), append(urls, t.Agents[k])
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tNAME\tURL\tSTATUS\tDESCRIPTION")
 	for i, u := range urls {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		card, err := client.Resolve(cctx, u)
 		cancel()
 		if err != nil {
-			fmt.Fprintf(tw, "%s\t-\t%s\tdown\t%v\n", names[i], u, shortErr(err))
+			row(tw, names[i], "-", u, "down", shortErr(err))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\tup\t%s\n", names[i], card.Name, u, card.Description)
+		row(tw, names[i], card.Name, u, "up", card.Description)
 	}
 	return tw.Flush()
+}
+
+// row writes a table row, each cell on one line and fit for a terminal.
+func row(tw io.Writer, cells ...string) {
+	for i, c := range cells {
+		cells[i] = safeLine(c)
+	}
+	fmt.Fprintln(tw, strings.Join(cells, "\t"))
 }
 
 func shortErr(err error) string {
@@ -70,7 +78,7 @@ func shortErr(err error) string {
 }
 
 // tasks lists or shows the gateway's tasks.
-func tasks(ctx context.Context, args []string) error {
+func tasks(ctx context.Context, args []string, stdout io.Writer) error {
 	f := cli.NewFlags("tasks", "A2AMESH")
 	agent := f.String("agent", "http://"+gateway.DefaultAddr+"/", "the agent whose tasks to read (default: the gateway)")
 	if err := f.Parse(args); err != nil {
@@ -91,7 +99,7 @@ func tasks(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TASK\tSTATE\tUPDATED\tCONTEXT\tLAST MESSAGE")
 		for _, t := range res.Tasks {
 			last := ""
@@ -100,8 +108,8 @@ func tasks(ctx context.Context, args []string) error {
 			} else if n := len(t.Artifacts); n > 0 {
 				last = oneLine(t.Artifacts[n-1].Text())
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.80s\n", t.ID, strings.TrimPrefix(string(t.Status.State), "TASK_STATE_"),
-				t.Status.Timestamp.Local().Format(time.TimeOnly), t.ContextID, last)
+			row(tw, t.ID, stateName(t.Status.State), t.Status.Timestamp.Local().Format(time.TimeOnly), t.ContextID,
+				fmt.Sprintf("%.80s", last))
 		}
 		return tw.Flush()
 	case "get":
@@ -112,21 +120,23 @@ func tasks(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("task %s (context %s): %s\n", t.ID, t.ContextID, strings.TrimPrefix(string(t.Status.State), "TASK_STATE_"))
+		fmt.Fprintf(stdout, "task %s (context %s): %s\n", safeLine(t.ID), safeLine(t.ContextID), safeLine(stateName(t.Status.State)))
 		for _, m := range t.History {
-			fmt.Printf("  %-5s %s\n", strings.ToLower(strings.TrimPrefix(string(m.Role), "ROLE_")), oneLine(m.Text()))
+			fmt.Fprintf(stdout, "  %-5s %s\n", safeLine(strings.ToLower(strings.TrimPrefix(string(m.Role), "ROLE_"))), oneLine(m.Text()))
 		}
 		for _, a := range t.Artifacts {
-			fmt.Printf("  artifact %s: %s\n", a.Name, oneLine(a.Text()))
+			fmt.Fprintf(stdout, "  artifact %s: %s\n", safeLine(a.Name), oneLine(a.Text()))
 		}
 		return nil
 	}
 	return fmt.Errorf("tasks %s: want list or get", rest[0])
 }
 
+func stateName(s a2a.TaskState) string { return strings.TrimPrefix(string(s), "TASK_STATE_") }
+
 // watch follows every task event of the mesh from NATS, each line with
 // its agent and task, indented by RunPath.
-func watch(ctx context.Context, args []string) error {
+func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cli.NewFlags("watch", "A2AMESH")
 	url := f.StringEnv("nats", "NATS_URL", "nats://127.0.0.1:4222", "the mesh's NATS server")
 	since := f.Duration("since", 0, "also show the events of this long ago (0: only new ones)")
@@ -145,27 +155,38 @@ func watch(ctx context.Context, args []string) error {
 	if *since > 0 {
 		from = time.Now().Add(-*since)
 	}
-	fmt.Printf("watching %s (Ctrl-C stops)\n", *url)
-	renderers := map[string]*renderer{}
+	fmt.Fprintf(stdout, "watching %s (Ctrl-C stops)\n", *url)
+	v := &watchView{w: stdout, renderers: map[string]*renderer{}}
 	for we, err := range natsstore.Watch(ctx, js, from) {
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "watch:", err)
+			fmt.Fprintln(stderr, "watch:", safe(err.Error()))
 			continue
 		}
-		key := we.Agent + "/" + we.TaskID
-		r, ok := renderers[key]
-		if !ok {
-			r = &renderer{w: os.Stdout, prefix: fmt.Sprintf("%-16.16s %-8.8s ", we.Agent, we.TaskID)}
-			renderers[key] = r
-		}
-		r.event(we.Event, we.Agent)
-		r.close() // interleaved tasks: every event on its own line
-		if s, ok := a2a.StateOf(we.Event); ok && (s.Terminal() || s == a2a.TaskStateInputRequired) {
-			delete(renderers, key)
-		}
+		v.show(we)
 	}
 	if err := context.Cause(ctx); errors.Is(err, natsstore.ErrClosed) {
 		return err
 	}
 	return nil
+}
+
+// watchView renders the events of interleaved tasks, each line with its
+// agent and task.
+type watchView struct {
+	w         io.Writer
+	renderers map[string]*renderer // by agent and task, while the task runs
+}
+
+func (v *watchView) show(we natsstore.WatchedEvent) {
+	key := we.Agent + "/" + we.TaskID
+	r, ok := v.renderers[key]
+	if !ok {
+		r = &renderer{w: v.w, prefix: fmt.Sprintf("%-16.16s %-8.8s ", safeLine(we.Agent), safeLine(we.TaskID))}
+		v.renderers[key] = r
+	}
+	r.event(we.Event, we.Agent)
+	r.close() // interleaved tasks: every event on its own line
+	if s, ok := a2a.StateOf(we.Event); ok && (s.Terminal() || s == a2a.TaskStateInputRequired) {
+		delete(v.renderers, key)
+	}
 }

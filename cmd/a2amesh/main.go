@@ -38,7 +38,8 @@ func main() {
 	case errors.Is(err, flag.ErrHelp):
 		os.Exit(2)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "a2amesh %s: %v\n", os.Args[1], err)
+		// The error may quote what an agent or the mesh sent.
+		fmt.Fprintf(os.Stderr, "a2amesh %s: %s\n", os.Args[1], safe(err.Error()))
 		os.Exit(1)
 	}
 }
@@ -51,15 +52,15 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e))
 func run(ctx context.Context, cmd string, args []string) error {
 	switch cmd {
 	case "up":
-		return up(ctx, args)
+		return up(ctx, args, os.Stdout, os.Stderr)
 	case "ask":
-		return ask(ctx, args)
+		return ask(ctx, args, os.Stdin, os.Stdout)
 	case "agents":
-		return agents(ctx, args)
+		return agents(ctx, args, os.Stdout)
 	case "tasks":
-		return tasks(ctx, args)
+		return tasks(ctx, args, os.Stdout)
 	case "watch":
-		return watch(ctx, args)
+		return watch(ctx, args, os.Stdout, os.Stderr)
 	case "gateway":
 		return gateway.Run(ctx, args, os.Stdout)
 	case "serve":
@@ -90,7 +91,8 @@ func serviceNames() []string {
 func usage() {
 	fmt.Fprint(os.Stderr, `a2amesh runs and talks to an a2amesh mesh.
 
-  a2amesh up                 start NATS, every agent service and the gateway (Ctrl-C stops them)
+  a2amesh up                 start NATS, every agent service and the gateway, restarting any that
+                             stops (Ctrl-C stops them all)
   a2amesh ask "question"     ask the mesh through the gateway; answer its questions when it asks
   a2amesh agents             list the mesh's agents and whether they are up
   a2amesh tasks list         list the gateway's tasks;  a2amesh tasks get ID  shows one

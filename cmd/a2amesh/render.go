@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/bridge"
@@ -55,7 +56,8 @@ func readMeta(m map[string]any) (*eventMeta, bool) {
 
 // renderer writes a task's events as lines indented by RunPath: who said
 // what, which tools ran, where control went. Artifact chunks print as they
-// come, on one line.
+// come, on one line. Everything an event carries is printed through safe
+// or safeLine: it comes from agents and the people using them.
 type renderer struct {
 	w io.Writer
 	// open is the artifact being printed chunk by chunk.
@@ -68,7 +70,7 @@ type renderer struct {
 
 func (r *renderer) line(depth int, who, text string) {
 	r.close()
-	fmt.Fprintf(r.w, "%s%s%s %s\n", r.prefix, strings.Repeat("  ", max(depth, 0)), who, text)
+	fmt.Fprintf(r.w, "%s%s%s %s\n", r.prefix, strings.Repeat("  ", max(depth, 0)), safeLine(who), safe(text))
 }
 
 func (r *renderer) close() {
@@ -96,7 +98,7 @@ func (r *renderer) event(ev a2a.Event, agent string) {
 		r.line(0, "["+agent+"]", e.Text())
 	case *a2a.TaskArtifactUpdateEvent:
 		m, ok := readMeta(e.Metadata)
-		text := e.Artifact.Text()
+		text := safe(e.Artifact.Text())
 		if e.Append && r.open == e.Artifact.ArtifactID {
 			fmt.Fprint(r.w, strings.ReplaceAll(text, "\n", "\n"+r.indent))
 		} else {
@@ -107,7 +109,7 @@ func (r *renderer) event(ev a2a.Event, agent string) {
 			}
 			lead := r.prefix + strings.Repeat("  ", max(depth, 0))
 			r.indent = lead + "  "
-			fmt.Fprintf(r.w, "%s%s %s", lead, who(m, agent), strings.ReplaceAll(text, "\n", "\n"+r.indent))
+			fmt.Fprintf(r.w, "%s%s %s", lead, safeLine(who(m, agent)), strings.ReplaceAll(text, "\n", "\n"+r.indent))
 			r.open = e.Artifact.ArtifactID
 		}
 		if e.LastChunk {
@@ -124,11 +126,11 @@ func (r *renderer) event(ev a2a.Event, agent string) {
 			}
 		}
 		if s := e.Status.State; s.Terminal() || s == a2a.TaskStateInputRequired {
-			text := string(s)
+			text := strings.ToLower(stateName(s))
 			if e.Status.Message != nil && e.Status.Message.Text() != "" {
-				text += ": " + e.Status.Message.Text()
+				text += ": " + e.Status.Message.Text() // as the agent wrote it
 			}
-			r.line(0, "·", strings.ToLower(strings.TrimPrefix(text, "TASK_STATE_")))
+			r.line(0, "·", text)
 		}
 	}
 }
@@ -163,10 +165,16 @@ func (r *renderer) adk(m *eventMeta) {
 	}
 }
 
+// oneLine returns s on one line, cut after 400 bytes (at a rune's
+// start), fit for a terminal (safeLine).
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > 400 {
-		s = s[:400] + "…"
+		cut := 400
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
-	return strings.ReplaceAll(s, "\n", " ⏎ ")
+	return safeLine(strings.ReplaceAll(s, "\n", " ⏎ "))
 }

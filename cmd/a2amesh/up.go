@@ -1,40 +1,45 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/a2amesh/a2amesh/deploy"
 	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/internal/cli"
+	"github.com/a2amesh/a2amesh/internal/service"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/services/catalog"
 )
 
 // up runs the mesh: an embedded NATS server (unless --nats names one),
-// every service as a process of its own, and the gateway, until ctx ends
-// or a process dies.
-func up(ctx context.Context, args []string) error {
+// every service as a process of its own, and the gateway, until ctx ends.
+// A process that exits meanwhile is started again (restartPolicy); one
+// that keeps exiting stops the mesh, and up fails naming it.
+func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cli.NewFlags("up", "A2AMESH")
 	dataDir := f.String("data-dir", ".a2amesh", "directory for NATS data and checkpoints")
 	natsURL := f.StringEnv("nats", "NATS_URL", "", "NATS server to use (empty: run one in-process)")
-	natsPort := f.Int("nats-port", 4222, "port of the in-process NATS server")
+	natsPort := f.Int("nats-port", 4222, "port of the in-process NATS server (-1: a port the kernel picks)")
+	basePort := f.Int("base-port", defaultBasePort(), "the gateway's port; the agents take the eight after it (0: ports the kernel picks)")
 	logLevel := f.String("log-level", "warn", "log level of the services: debug, info, warn or error")
 	state := f.String("state", "memory", "where the services keep their tasks: memory (each process) or nats (JetStream, durable)")
-	topology := f.String("topology", "", "mesh topology for the gateway (empty: deploy/topology.yaml)")
+	topology := f.String("topology", "", "mesh topology for the gateway (empty: deploy/topology.yaml, on the agents' addresses)")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(stderr, nil)) // restarts, at warn
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
 		return err
@@ -43,6 +48,10 @@ func up(ctx context.Context, args []string) error {
 		return err
 	}
 	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	addrs, err := meshAddrs(*basePort)
 	if err != nil {
 		return err
 	}
@@ -57,148 +66,205 @@ func up(ctx context.Context, args []string) error {
 		url = srv.URL()
 	}
 
-	m := &mesh{exited: make(chan string, 16)}
-	defer m.stop()
+	sup := newSupervisor(ctx, restartPolicy{}, log, stdout, stderr)
+	defer sup.stop()
 	common := []string{"--nats", url, "--data-dir", dir, "--log-level", *logLevel, "--state", *state}
-	fmt.Printf("a2amesh: NATS at %s, data in %s\n", url, dir)
+	fmt.Fprintf(stdout, "a2amesh: NATS at %s, data in %s\n", url, dir)
+	pids := map[string]int{}
 	for _, def := range catalog.All() {
-		if err := m.start(ctx, def.Name, exe, append([]string{"serve", def.Name}, common...)); err != nil {
+		args := append([]string{"serve", def.Name, "--addr", addrs[def.Name]}, common...)
+		args = append(args, peerFlags(def, addrs)...)
+		if pids[def.Name], err = sup.start(def.Name, exe, args...); err != nil {
 			return err
 		}
 	}
-	gwArgs := append([]string{"gateway"}, common...)
-	if *topology != "" {
+	gwArgs := append([]string{"gateway", "--addr", addrs["gateway"]}, common...)
+	switch {
+	case *topology != "":
 		gwArgs = append(gwArgs, "--topology", *topology)
+	case *basePort != defaultBasePort():
+		path, err := writeTopology(dir, addrs)
+		if err != nil {
+			return err
+		}
+		gwArgs = append(gwArgs, "--topology", path)
 	}
-	if err := m.start(ctx, "gateway", exe, gwArgs); err != nil {
+	if pids["gateway"], err = sup.start("gateway", exe, gwArgs...); err != nil {
 		return err
 	}
 
 	// Wait until every agent serves its card.
-	targets := map[string]string{"gateway": "http://" + gateway.DefaultAddr + "/"}
-	for _, def := range catalog.All() {
-		targets[def.Name] = "http://" + def.Addr + "/"
-	}
 	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for _, name := range append(serviceNames(), "gateway") {
-		if err := waitCard(readyCtx, targets[name], m.exited); err != nil {
+		if err := waitCard(readyCtx, "http://"+addrs[name]+"/", sup.Failed()); err != nil {
 			return fmt.Errorf("%s did not come up: %w", name, err)
 		}
 	}
-	fmt.Println("a2amesh: the mesh is up")
+	gw := "http://" + addrs["gateway"] + "/"
+	fmt.Fprintln(stdout, "a2amesh: the mesh is up")
 	for _, def := range catalog.All() {
-		fmt.Printf("  %-10s %s  %s\n", def.Name, targets[def.Name], def.Summary)
+		fmt.Fprintf(stdout, "  %-10s %s  pid %-7d %s\n", def.Name, "http://"+addrs[def.Name]+"/", pids[def.Name], def.Summary)
 	}
-	fmt.Printf("  %-10s %s  the whole mesh as one A2A agent\n", "gateway", targets["gateway"])
-	fmt.Print(`Try:
-  go run ./cmd/a2amesh ask "What's the weather in Beijing?"
-  go run ./cmd/a2amesh ask "Calculate (17 + 25) * 3"
-  go run ./cmd/a2amesh ask "Research checkpoints and write a report"
-  go run ./cmd/a2amesh watch
-Ctrl-C stops everything.
-`)
+	fmt.Fprintf(stdout, "  %-10s %s  pid %-7d the whole mesh as one A2A agent\n", "gateway", gw, pids["gateway"])
+	cmd := "go run ./cmd/a2amesh"
+	askCmd := cmd + " ask"
+	if *basePort != defaultBasePort() {
+		askCmd += " --gateway " + gw
+	}
+	fmt.Fprintf(stdout, `Try:
+  %[1]s "What's the weather in Beijing?"
+  %[1]s "Calculate (17 + 25) * 3"
+  %[1]s "Research checkpoints and write a report"
+  %[2]s watch --nats %[3]s
+A process that stops is restarted; Ctrl-C stops everything.
+`, askCmd, cmd, url)
 	select {
 	case <-ctx.Done():
-		fmt.Println("\na2amesh: stopping")
+		fmt.Fprintln(stdout, "\na2amesh: stopping")
 		return nil
-	case name := <-m.exited:
-		return fmt.Errorf("%s stopped; stopping the mesh", name)
+	case err := <-sup.Failed():
+		return fmt.Errorf("%w; stopped the mesh", err)
 	}
 }
 
-// mesh is the processes up started.
-type mesh struct {
-	mu     sync.Mutex
-	procs  []*proc
-	exited chan string
+// defaultBasePort is the gateway's default port, which the agents' default
+// ports follow.
+func defaultBasePort() int {
+	_, port, _ := net.SplitHostPort(gateway.DefaultAddr)
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func (m *mesh) start(ctx context.Context, name, exe string, args []string) error {
-	cmd := exec.Command(exe, args...)
-	stdout, stderr := prefixed(name, os.Stdout), prefixed(name, os.Stderr)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = childAttrs()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
+// meshAddrs returns where each process of the mesh listens, by name (the
+// services' and "gateway"): their default addresses moved by base's
+// distance from the default base port, or ports the kernel picks for
+// base 0.
+func meshAddrs(base int) (map[string]string, error) {
+	if base < 0 || base > 65535-len(catalog.All()) {
+		return nil, fmt.Errorf("--base-port %d: want 0 (ports the kernel picks) or a port the eight after which are ports too", base)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait() // its output and status were its logs'
-		stdout.Close()
-		stderr.Close()
-		close(p.done)
-		select {
-		case m.exited <- name:
-		default:
+	defaults := defaultAddrs()
+	addrs := map[string]string{}
+	if base == 0 {
+		// All held open until all are picked, so that no two are the same.
+		var lns []net.Listener
+		defer func() {
+			for _, ln := range lns {
+				ln.Close()
+			}
+		}()
+		for name, addr := range defaults {
+			host, _, _ := net.SplitHostPort(addr)
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+			if err != nil {
+				return nil, fmt.Errorf("pick a port for %s: %w", name, err)
+			}
+			lns = append(lns, ln)
+			addrs[name] = ln.Addr().String()
 		}
-	}()
-	m.mu.Lock()
-	m.procs = append(m.procs, p)
-	m.mu.Unlock()
-	return ctx.Err()
+		return addrs, nil
+	}
+	for name, addr := range defaults {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, err
+		}
+		addrs[name] = net.JoinHostPort(host, strconv.Itoa(base+n-defaultBasePort()))
+	}
+	return addrs, nil
 }
 
-// stop ends the processes, the last started first: SIGTERM, then after
-// 10 s SIGKILL.
-func (m *mesh) stop() {
-	m.mu.Lock()
-	procs := m.procs
-	m.procs = nil
-	m.mu.Unlock()
-	for i := len(procs) - 1; i >= 0; i-- {
-		p := procs[i]
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
+func defaultAddrs() map[string]string {
+	out := map[string]string{"gateway": gateway.DefaultAddr}
+	for _, def := range catalog.All() {
+		out[def.Name] = def.Addr
+	}
+	return out
+}
+
+// moved maps each mesh process's default URL to its URL at addrs.
+func moved(addrs map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, addr := range defaultAddrs() {
+		out["http://"+addr+"/"] = "http://" + addrs[name] + "/"
+	}
+	return out
+}
+
+// peerFlags returns the flags that point def's service at the agents it
+// calls where they listen now: every flag of def whose default is the
+// default URL of another process of the mesh (a flag set in the
+// environment is left as it is).
+func peerFlags(def service.Def, addrs map[string]string) []string {
+	// The prefix service.Run gives the flags' environment variables, so
+	// that a default taken from the environment shows here too.
+	f := cli.NewFlags(def.Name, strings.ToUpper(strings.ReplaceAll(def.Name, "-", "_")))
+	def.Setup(f)
+	urls := moved(addrs)
+	var out []string
+	f.VisitAll(func(fl *flag.Flag) {
+		if u, ok := urls[fl.DefValue]; ok && u != fl.DefValue {
+			out = append(out, "--"+fl.Name, u)
+		}
+	})
+	return out
+}
+
+// writeTopology writes the default topology with the agents at addrs to
+// dir and returns its path.
+func writeTopology(dir string, addrs map[string]string) (string, error) {
+	t, err := gateway.ParseTopology(deploy.Topology)
+	if err != nil {
+		return "", err
+	}
+	urls := moved(addrs)
+	for key, u := range t.Agents {
+		if m, ok := urls[u]; ok {
+			t.Agents[key] = m
 		}
 	}
-}
-
-// prefixed writes each line of a child's output with its name in front.
-func prefixed(name string, w io.Writer) io.WriteCloser {
-	r, pw := io.Pipe()
-	go func() {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			fmt.Fprintf(w, "%-10s | %s\n", name, sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, r) // a line too long: drop the rest rather than block the child
-	}()
-	return pw
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "topology.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", fmt.Errorf("write the mesh's topology: %w", err)
+	}
+	return path, nil
 }
 
 // waitCard polls url's agent card until it answers, ctx ends or a process
-// exits.
-func waitCard(ctx context.Context, url string, exited <-chan string) error {
+// keeps failing.
+func waitCard(ctx context.Context, url string, failed <-chan error) error {
 	card := strings.TrimSuffix(url, "/") + "/.well-known/agent-card.json"
+	hc := &http.Client{Timeout: 5 * time.Second}
+	defer hc.CloseIdleConnections()
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, card, nil)
 		if err != nil {
 			return err
 		}
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		if resp, err := hc.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
 		}
+		t := time.NewTimer(100 * time.Millisecond)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
-		case name := <-exited:
-			return errors.New(name + " exited")
-		case <-time.After(100 * time.Millisecond):
+		case err := <-failed:
+			t.Stop()
+			return err
+		case <-t.C:
 		}
 	}
 }
