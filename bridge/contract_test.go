@@ -319,9 +319,18 @@ func TestResumeAfterTheRemoteRestarts(t *testing.T) {
 	stop()
 	booker.Client().CloseIdleConnections() // a dead process's connections are gone
 
-	ln2, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("the port cannot be reused here: %v", err)
+	// The restarted agent comes back on its address, as a process would;
+	// Go's listeners reuse an address left in TIME_WAIT, so this only
+	// waits out a slow close.
+	var ln2 net.Listener
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if ln2, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's address %s cannot be listened on again: %v", addr, err)
+		}
 	}
 	defer start(ln2)()
 	it, err := r.Resume(ctx, "cp", adk.ResumeWith(p.ID, "Sunday"))

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -450,57 +448,3 @@ entry: {agent: router, subAgents: [{agent: weather}]}
 	}
 	t.Logf("the failure reached the client %v after the kill", time.Since(start).Round(time.Millisecond))
 }
-
-// `a2amesh up` starts the whole mesh on the default addresses, answers
-// through the gateway, and stops cleanly on Ctrl-C.
-func TestUp(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.Command(binary, "up", "--data-dir", dir, "--nats-port", "-1")
-	out := &strings.Builder{}
-	var mu sync.Mutex
-	cmd.Stdout = writerFunc(func(b []byte) { mu.Lock(); out.Write(b); mu.Unlock() })
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	defer func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		mu.Lock()
-		up := strings.Contains(out.String(), "the mesh is up")
-		mu.Unlock()
-		if up {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not up:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	askCtx, cancelAsk := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancelAsk()
-	ask := exec.CommandContext(askCtx, binary, "ask", "Calculate (17 + 25) * 3")
-	answer, err := ask.CombinedOutput()
-	if err != nil || !strings.Contains(string(answer), "(17 + 25) * 3 = 126") || !strings.Contains(string(answer), "[MathAgent]") {
-		t.Fatalf("ask: %v\n%s", err, answer)
-	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-exited:
-		if waitErr != nil {
-			t.Fatalf("up ended with %v:\n%s", waitErr, out)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("up did not stop:\n%s", out)
-	}
-}
-
-type writerFunc func([]byte)
-
-func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }

@@ -64,6 +64,14 @@ type Agent struct {
 // its bound below MaxPayload with room for these.
 func (a *Agent) MaxPayload() int64 { return a.nc.MaxPayload() }
 
+// MaxTaskBytes is the largest task, as a server estimates its size
+// (server.Limits.MaxTaskBytes), that these stores keep: three quarters of
+// MaxPayload, the rest left for the snapshot's record and headers and for
+// what the estimate leaves out (JSON escapes). A server given it refuses a
+// message that would outgrow the stores up front, with a clear error,
+// instead of failing the write.
+func (a *Agent) MaxTaskBytes() int { return int(a.MaxPayload() * 3 / 4) }
+
 // OpenAgent creates (or updates) the streams and buckets the agent's state
 // lives in and opens its stores; every replica may call it at once.
 func OpenAgent(ctx context.Context, js jetstream.JetStream, cfg AgentConfig) (*Agent, error) {

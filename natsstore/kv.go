@@ -63,6 +63,17 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, def string, cfg Bucke
 		kc.LimitMarkerTTL = time.Minute
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, kc)
+	for range 3 {
+		// Another replica created the bucket between this one's update
+		// (not found) and create (a stream of that name with another
+		// configuration: withoutExpiryMarkers changes it): it exists now,
+		// so an update takes.
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamNameInUse {
+			break
+		}
+		kv, err = js.CreateOrUpdateKeyValue(ctx, kc)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: bucket %s: %w", kc.Bucket, err)
 	}

@@ -304,12 +304,24 @@ func TestLogPerTaskLimit(t *testing.T) {
 	if !equal(seqs, []uint64{4, 5, 6, 7, 8}) {
 		t.Fatalf("from 3: %v", seqs)
 	}
-	for e, err := range l.Subscribe(ctx, "t", 1) {
-		if err == nil {
-			t.Fatalf("from 1: got event %d, want an error (events 2 and 3 are dropped)", e.Seq)
+	for _, tt := range []struct {
+		after uint64
+		want  string
+	}{
+		{1, "events 2 to 3 are no longer kept"},
+		{2, "events 3 to 3 are no longer kept"}, // a gap of one event is a gap too
+	} {
+		got := 0
+		for e, err := range l.Subscribe(ctx, "t", tt.after) {
+			if got++; err == nil {
+				t.Fatalf("from %d: got event %d, want an error (event 3 is dropped)", tt.after, e.Seq)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("from %d: %v", tt.after, err)
+			}
 		}
-		if !strings.Contains(err.Error(), "events 2 to 3 are no longer kept") {
-			t.Fatalf("from 1: %v", err)
+		if got == 0 {
+			t.Fatalf("from %d: no error, no event", tt.after)
 		}
 	}
 	if _, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: "weather", Events: natsstore.EventsConfig{MaxPerTask: -1}}); err == nil {

@@ -61,6 +61,11 @@ var _ server.Peers = (*Peers)(nil)
 type PeerHandler interface {
 	StopRun(ctx context.Context, taskID string) (bool, error)
 	FailOrphan(ctx context.Context, taskID, reason string) error
+	// ExpireWaiting is told of a task waiting for input (since the
+	// given time) whose last writer is gone: no replica keeps its time
+	// any more, so the sweep does, and the handler cancels it once it has
+	// waited too long.
+	ExpireWaiting(ctx context.Context, taskID string, since time.Time) error
 }
 
 // NewPeers makes sure the heartbeat bucket exists.
@@ -315,7 +320,7 @@ func (p *Peers) sweep(ctx context.Context, h PeerHandler) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	dead := map[string]bool{}
-	for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateSubmitted} {
+	for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateSubmitted, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired} {
 		q := taskstore.Query{State: state, PageSize: 100}
 		for {
 			page, err := p.cfg.Tasks.List(ctx, q)
@@ -335,7 +340,14 @@ func (p *Peers) sweep(ctx context.Context, h PeerHandler) error {
 					}
 					gone, dead[writer] = !up, !up
 				}
-				if gone {
+				switch {
+				case gone && state.Interrupted():
+					// Any replica resumes it from its checkpoint; until
+					// then, it may wait only so long.
+					if err := h.ExpireWaiting(ctx, t.ID, t.Status.Timestamp); err != nil {
+						p.cfg.Logger.Warn("natsstore: expire a task left waiting for input", "task", t.ID, "err", err)
+					}
+				case gone:
 					reason := fmt.Sprintf("the replica running this task (%s) stopped before it finished", writer)
 					if err := h.FailOrphan(ctx, t.ID, reason); err != nil {
 						p.cfg.Logger.Warn("natsstore: fail an orphaned task", "task", t.ID, "err", err)

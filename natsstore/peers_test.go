@@ -24,6 +24,20 @@ type recorder struct {
 	mu      sync.Mutex
 	stopped []string
 	failed  map[string]string // task id: reason
+	waiting []string          // tasks passed to ExpireWaiting
+}
+
+func (r *recorder) ExpireWaiting(_ context.Context, taskID string, _ time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = append(r.waiting, taskID)
+	return nil
+}
+
+func (r *recorder) waitingIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.waiting)
 }
 
 func (r *recorder) StopRun(_ context.Context, taskID string) (bool, error) {
@@ -264,12 +278,21 @@ func TestPeersFailOrphans(t *testing.T) {
 					t.Fatalf("reason %q", reason)
 				}
 			}
-			// A look more: the interrupted task stays.
+			// A look more: the interrupted task stays, and is handed over
+			// for its input timeout, which no live replica keeps.
 			time.Sleep(heartbeat + heartbeat/2)
 			if slices.Contains(failed(), how+"-interrupted") {
 				t.Fatal("an interrupted task failed")
 			}
+			waitFor(t, deadline, "the interrupted task to be handed over", func() bool {
+				return slices.Contains(append(b.h.waitingIDs(), c.h.waitingIDs()...), how+"-interrupted")
+			})
 		})
+	}
+	for _, id := range append(b.h.waitingIDs(), c.h.waitingIDs()...) {
+		if !strings.HasSuffix(id, "-interrupted") || strings.HasPrefix(id, "b-") || strings.HasPrefix(id, "c-") {
+			t.Fatalf("handed over %s", id)
+		}
 	}
 	for _, id := range failed() {
 		if !strings.HasPrefix(id, "dead-") && !strings.HasPrefix(id, "stopped-") && !strings.HasPrefix(id, "killed-") ||

@@ -164,6 +164,8 @@ func errorCases() []errCase {
 		call("1.0/-32602 negative historyLength on ListTasks", "echo", v10, `"p8l"`, "ListTasks", `{"historyLength":-1}`, -32602, shape10),
 		call("1.0/-32602 GetTask without id", "echo", v10, `"p9"`, "GetTask", `{}`, -32602, shape10),
 		call("1.0/-32602 GetTask id over 256 bytes", "echo", v10, `"p9l"`, "GetTask", `{"id":"`+strings.Repeat("x", 257)+`"}`, -32602, shape10),
+		call("1.0/-32602 push config id over 256 bytes", "echo", v10, `"p9p"`, "GetTaskPushNotificationConfig", `{"taskId":"$DONE","id":"`+strings.Repeat("x", 257)+`"}`, -32602, shape10),
+		call("1.0/-32602 push config create, id over 256 bytes", "echo", v10, `"p9q"`, "CreateTaskPushNotificationConfig", `{"taskId":"$DONE","id":"`+strings.Repeat("x", 257)+`","url":"https://example.com/hook"}`, -32602, shape10),
 		call("1.0/-32602 message contextId over 256 bytes", "echo", v10, `"p9m"`, "SendMessage",
 			p(`{"messageId":"m","role":"ROLE_USER","contextId":"`+strings.Repeat("c", 257)+`","parts":[{"text":"hi"}]}`), -32602, shape10),
 		call("1.0/-32602 CancelTask without id", "echo", v10, `"p9c"`, "CancelTask", `{}`, -32602, shape10),

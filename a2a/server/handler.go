@@ -44,12 +44,6 @@ type Config struct {
 	// bounds keep webhooks that never answer from holding the server's
 	// connections.
 	PushSender *push.Sender
-	// MaxPushConfigsPerTask is the most push notification configs a task
-	// may have, which bounds the requests one event makes; 0 or less
-	// means 10. Creating one more is refused (-32602); replacing one is
-	// not creating.
-	MaxPushConfigsPerTask int
-
 	// Peers reaches the other replicas that share these stores, so that a
 	// cancel reaches the run wherever it runs; nil for a single replica.
 	Peers Peers
@@ -92,7 +86,6 @@ type Handler struct {
 	events   eventlog.Log
 	pushCfgs push.ConfigStore
 	sender   *push.Sender
-	maxPush  int // configs per task
 	peers    Peers
 	log      *slog.Logger
 
@@ -152,10 +145,6 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.sender == nil {
 		h.sender = new(push.Sender)
-	}
-	h.maxPush = cfg.MaxPushConfigsPerTask
-	if h.maxPush <= 0 {
-		h.maxPush = 10
 	}
 	if h.log == nil {
 		h.log = slog.Default()

@@ -285,14 +285,15 @@ func (h *Handler) expireWaiting(ctx context.Context) {
 }
 
 // ExpireWaiting cancels a task that has waited for input (INPUT_REQUIRED or
-// AUTH_REQUIRED) for longer than Limits.InputTimeout, as CancelTask would
-// (the agent's Cancel hook releases what it kept), with a status message
-// saying why. A task that is not waiting, or not for that long, or that a
-// message resumes meanwhile, is left alone. The Handler calls it for the
-// tasks it saw begin to wait; a store shared by replicas calls it for the
-// tasks a replica that is gone left waiting.
-func (h *Handler) ExpireWaiting(ctx context.Context, taskID string) error {
-	if h.limits.InputTimeout <= 0 {
+// AUTH_REQUIRED) since the given time for longer than Limits.InputTimeout,
+// as CancelTask would (the agent's Cancel hook releases what it kept),
+// with a status message saying why. A task that is not waiting, or not
+// for that long, or that a message resumes meanwhile, is left alone. The
+// Handler does this itself for the tasks it saw begin to wait; stores
+// shared by replicas call it for the tasks a replica that is gone left
+// waiting (natsstore.Peers), no other replica having seen them begin.
+func (h *Handler) ExpireWaiting(ctx context.Context, taskID string, since time.Time) error {
+	if h.limits.InputTimeout <= 0 || time.Since(since) < h.limits.InputTimeout {
 		return nil
 	}
 	_, err := h.expire(ctx, taskID)

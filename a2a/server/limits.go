@@ -60,6 +60,11 @@ type Limits struct {
 	// that drop finished tasks themselves) disables both.
 	MaxFinishedTasks int
 	MaxFinishedBytes int64
+	// MaxPushConfigsPerTask bounds the push notification configs (webhooks)
+	// of a task, and so the requests one event makes; creating one more
+	// is refused with -32602 (replacing one, by its id, is not creating).
+	// 0 means 10.
+	MaxPushConfigsPerTask int
 	// MaxListBytes bounds a ListTasks page: tasks are added, in order, until
 	// the next would take the page past it (a page holds at least one
 	// task, itself bounded by MaxTaskBytes), and nextPageToken continues
@@ -78,6 +83,7 @@ const (
 	DefaultMaxFinishedTasks = 20_000
 	DefaultMaxFinishedBytes = 64 << 20
 	DefaultMaxListBytes     = 4 << 20
+	DefaultMaxPushConfigs   = 10
 	// ListHistoryLength is how many of each task's latest messages
 	// ListTasks returns when the request does not say (historyLength
 	// unset); a list is an overview, GetTask has the rest.
@@ -127,6 +133,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxListBytes <= 0 {
 		l.MaxListBytes = DefaultMaxListBytes
+	}
+	if l.MaxPushConfigsPerTask <= 0 {
+		l.MaxPushConfigsPerTask = DefaultMaxPushConfigs
 	}
 	return l
 }

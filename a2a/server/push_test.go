@@ -133,7 +133,7 @@ func TestPushConfigCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHandler(t, new(echoagent.Agent), func(c *server.Config) {
 				c.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}}
-				c.MaxPushConfigsPerTask = tt.max
+				c.Limits.MaxPushConfigsPerTask = tt.max
 			})
 			ctx := context.Background()
 			v03 := server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version03})

@@ -23,6 +23,9 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := h.checkPush(); err != nil {
 		return nil, err
 	}
+	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
+		return nil, err
+	}
 	if req.URL == "" {
 		return nil, a2a.Errorf(a2a.CodeInvalidParams, "url is required: the webhook to notify")
 	}
@@ -58,14 +61,14 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 }
 
 // checkPushCap refuses a config that would be one too many for the task
-// (MaxPushConfigsPerTask); one that replaces a config of the same id is
+// (Limits.MaxPushConfigsPerTask); one that replaces a config of the same id is
 // not one more. field, when set, names the config in the error.
 func (h *Handler) checkPushCap(ctx context.Context, taskID, id, field string) error {
 	cfgs, err := h.pushCfgs.List(ctx, taskID)
 	if err != nil {
 		return fmt.Errorf("list push notification configs: %w", err)
 	}
-	if len(cfgs) < h.maxPush || id != "" && slices.ContainsFunc(cfgs, func(c push.Config) bool { return c.ID == id }) {
+	if len(cfgs) < h.limits.MaxPushConfigsPerTask || id != "" && slices.ContainsFunc(cfgs, func(c push.Config) bool { return c.ID == id }) {
 		return nil
 	}
 	if field != "" {
@@ -79,6 +82,9 @@ func (h *Handler) checkPushCap(ctx context.Context, taskID, id, field string) er
 // whose id is the task's), or its only one.
 func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 	if err := h.checkPush(); err != nil {
+		return nil, err
+	}
+	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return nil, err
 	}
 	if _, err := h.getTask(ctx, req.TaskID); err != nil {
@@ -110,6 +116,9 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 	if err := h.checkPush(); err != nil {
 		return nil, err
 	}
+	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID); err != nil {
+		return nil, err
+	}
 	if _, err := h.getTask(ctx, req.TaskID); err != nil {
 		return nil, err
 	}
@@ -128,6 +137,9 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 // gone succeeds.
 func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
 	if err := h.checkPush(); err != nil {
+		return err
+	}
+	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return err
 	}
 	if _, err := h.getTask(ctx, req.TaskID); err != nil {
@@ -198,7 +210,7 @@ func (h *Handler) notify(ctx context.Context, taskID string, ev a2a.Event) {
 	}
 	// Creates on other replicas can race past the cap; the fan-out of
 	// one event stays bounded all the same.
-	cfgs = cfgs[:min(len(cfgs), h.maxPush)]
+	cfgs = cfgs[:min(len(cfgs), h.limits.MaxPushConfigsPerTask)]
 	var snapshot *a2a.Task
 	for _, c := range cfgs {
 		if c.ProtocolVersion == a2a.Version03 && snapshot == nil {

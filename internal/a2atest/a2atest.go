@@ -53,8 +53,13 @@ func ServeOn(t testing.TB, ln net.Listener, h *server.Handler, opts jsonrpcserve
 	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("serve: %v", err)
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("the server at %s did not stop within 15 s", ln.Addr())
 		}
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()

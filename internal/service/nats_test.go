@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/internal/cli"
@@ -55,26 +57,23 @@ func startNATS(t *testing.T, dir string, port int, token string) *server.Server 
 	return srv
 }
 
-// With --state nats, a connection nats.go closes for good (here: NATS came
-// back asking for credentials the service does not have) stops the
-// service with an error that says so, which makes the process exit
-// non-zero, instead of leaving it up failing every request.
-func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
-	dir := t.TempDir()
-	srv := startNATS(t, dir, -1, "")
+// startService serves a test agent (the offline model) with args until ctx
+// ends, and returns its URL once it is ready, what ServeAgent returns, and
+// its log.
+func startService(ctx context.Context, t *testing.T, args ...string) (string, <-chan error, *lockedBuffer) {
+	t.Helper()
 	f := cli.NewFlags("test", "TEST")
 	common := CommonFlags(f, "127.0.0.1:0")
-	if err := f.Parse([]string{"--state", "nats", "--nats", srv.ClientURL(), "--heartbeat", "1s"}); err != nil {
+	if err := f.Parse(args); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "TestAgent", Description: "tests", Model: offline.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs, stdout lockedBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
+	var stdout lockedBuffer
+	logs := new(lockedBuffer)
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	done := make(chan error, 1)
 	go func() { done <- ServeAgent(ctx, common, Serve{Name: "test", Agent: agent}, log, &stdout) }()
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stdout.String(), "ready at"); time.Sleep(10 * time.Millisecond) {
@@ -87,6 +86,47 @@ func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
 			t.Fatalf("the service is not ready after 30 s:\n%s", logs.String())
 		}
 	}
+	_, url, _ := strings.Cut(strings.TrimSpace(stdout.String()), "ready at ")
+	return url, done, logs
+}
+
+// With --state nats, a message that would make a task too large for the
+// stores (NATS's max_payload) is refused up front with a clear error, not
+// taken and then lost in a failed write; the service goes on serving.
+func TestTaskSizeFitsTheStores(t *testing.T) {
+	srv := startNATS(t, t.TempDir(), -1, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url, _, logs := startService(ctx, t, "--state", "nats", "--nats", srv.ClientURL())
+	c, err := client.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	big := a2a.NewTextMessage(a2a.RoleUser, strings.Repeat("x", 1100<<10))
+	_, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: big})
+	if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "bytes per task") {
+		t.Fatalf("a 1.1 MB message with 1 MB NATS messages: %v, want -32602 naming the limit\n%s", err, logs.String())
+	}
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hello")})
+	if err != nil {
+		t.Fatalf("after the refusal: %v", err)
+	}
+	if task, ok := res.(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after the refusal: %#v", res)
+	}
+}
+
+// With --state nats, a connection nats.go closes for good (here: NATS came
+// back asking for credentials the service does not have) stops the
+// service with an error that says so, which makes the process exit
+// non-zero, instead of leaving it up failing every request.
+func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
+	dir := t.TempDir()
+	srv := startNATS(t, dir, -1, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, done, logs := startService(ctx, t, "--state", "nats", "--nats", srv.ClientURL(), "--heartbeat", "1s")
 
 	port := srv.Addr().(*net.TCPAddr).Port
 	srv.Shutdown()

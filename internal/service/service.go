@@ -267,6 +267,7 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 	}
 	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
 		PushSender: sender, Retention: st.retention, CommitDelay: common.commitDelay(), Limits: common.Limits.Limits(), Logger: log}
+	cfg.Limits.MaxTaskBytes = st.maxTaskBytes
 	if st.peers != nil {
 		cfg.Peers = st.peers
 	}
@@ -313,7 +314,10 @@ type state struct {
 	// retention is the server's: --retention, or none when the stores
 	// drop ended tasks themselves.
 	retention time.Duration
-	close     func()
+	// maxTaskBytes is the largest task the stores keep (0: the server's
+	// default).
+	maxTaskBytes int
+	close        func()
 }
 
 // openState opens the stores --state names: in memory (checkpoints in
@@ -375,7 +379,7 @@ func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent str
 		return err
 	}
 	st.events, st.tasks, st.push, st.checkpoints, st.peers = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Peers
-	st.retention = -1
+	st.retention, st.maxTaskBytes = -1, a.MaxTaskBytes()
 	return nil
 }
 

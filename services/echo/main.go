@@ -91,7 +91,7 @@ func main() {
 			cli.Fatal(log, "state", err)
 		}
 		cfg.Tasks, cfg.Events, cfg.PushConfigs, cfg.Peers, peers = a.Tasks, a.Log, a.Push, a.Peers, a.Peers
-		cfg.Retention = -1
+		cfg.Retention, cfg.Limits.MaxTaskBytes = -1, a.MaxTaskBytes()
 		if !f.Given("commit-delay") {
 			cfg.CommitDelay = natsstore.CommitDelay
 		}
