@@ -74,8 +74,22 @@ func startService(ctx context.Context, t *testing.T, args ...string) (string, <-
 	var stdout lockedBuffer
 	logs := new(lockedBuffer)
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	done := make(chan error, 1)
-	go func() { done <- ServeAgent(ctx, common, Serve{Name: "test", Agent: agent}, log, &stdout) }()
+	// The service is stopped and waited for before the next test: it sets
+	// Hertz's process-wide logger.
+	ctx, cancel := context.WithCancel(ctx)
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(exited)
+		done <- ServeAgent(ctx, common, Serve{Name: "test", Agent: agent}, log, &stdout)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			t.Error("the service did not stop within 15 s")
+		}
+	})
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stdout.String(), "ready at"); time.Sleep(10 * time.Millisecond) {
 		select {
 		case err := <-done:
