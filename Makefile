@@ -69,7 +69,8 @@ fuzz: fuzz-seed
 # (go test -bench) and over the network (a2aload compare); the ADK with
 # Eino v0.7.36; what a remote hop adds, with adk-go v0.3.0 + a2a-go v0.3.3
 # (a2aload hops); the echo service's stores in memory vs on JetStream, beside
-# what acknowledged JetStream writes alone cost (a2aload state). See
+# what acknowledged JetStream writes alone cost (a2aload state); memory at
+# default flags under sustained and hostile load (a2aload soak). See
 # docs/benchmarks.md.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
@@ -77,6 +78,7 @@ bench: build
 	bin/a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
+	bin/a2aload soak --ours bin/echo --peer bin/a2agoecho | tee bin/soak.md
 
 build:
 	@mkdir -p bin

@@ -480,7 +480,7 @@ func validate(rec *sessionRecord, f *frame) error {
 type MemoryCheckPointStore struct {
 	mu    sync.Mutex
 	data  map[string][]byte
-	locks runLocks
+	locks ProcessLocks
 }
 
 // Get returns a copy of the checkpoint saved under id.
@@ -514,19 +514,22 @@ func (m *MemoryCheckPointStore) Delete(_ context.Context, id string) error {
 }
 
 // Lock claims id for one run.
-func (m *MemoryCheckPointStore) Lock(_ context.Context, id string) (func(), error) {
-	return m.locks.lock(id)
+func (m *MemoryCheckPointStore) Lock(ctx context.Context, id string) (func(), error) {
+	return m.locks.Lock(ctx, id)
 }
 
-// runLocks keeps runs of one checkpoint apart within one process: a
-// MemoryCheckPointStore's, and a Runner's whose store is not a
-// CheckPointLocker.
-type runLocks struct {
+// ProcessLocks is a CheckPointLocker whose claims hold within this process
+// only: for stores that cannot keep runs apart across processes (a
+// MemoryCheckPointStore uses one, and so does a Runner whose store is not
+// a CheckPointLocker). The zero value is ready to use.
+type ProcessLocks struct {
 	mu   sync.Mutex
 	held map[string]bool
 }
 
-func (l *runLocks) lock(id string) (func(), error) {
+// Lock claims id, or fails with ErrCheckPointBusy while another claim holds
+// it.
+func (l *ProcessLocks) Lock(_ context.Context, id string) (func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.held[id] {

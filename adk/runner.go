@@ -36,7 +36,7 @@ type Runner struct {
 	store     CheckPointStore
 	types     *typeRegistry
 	typesErr  error
-	locks     runLocks
+	locks     ProcessLocks
 }
 
 // NewRunner returns a Runner for cfg.
@@ -143,7 +143,7 @@ func (r *Runner) lock(ctx context.Context, id string) (func(), error) {
 	if l, ok := r.store.(CheckPointLocker); ok {
 		return l.Lock(ctx, id)
 	}
-	return r.locks.lock(id)
+	return r.locks.Lock(ctx, id)
 }
 
 // CheckPointOutage is how long a Runner retries saving or deleting the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/a2amesh/a2amesh/adk"
 )
@@ -60,7 +59,7 @@ func newOwnedStore(inner adk.CheckPointStore) *ownedStore {
 	if l, ok := inner.(adk.CheckPointLocker); ok {
 		s.locker = l
 	} else {
-		s.locker = &processLocks{}
+		s.locker = &adk.ProcessLocks{}
 	}
 	return s
 }
@@ -118,31 +117,4 @@ func splitOwner(data []byte) (owner, []byte, error) {
 		return o, nil, fmt.Errorf("its owner record: %w", err)
 	}
 	return o, rest, nil
-}
-
-// processLocks keeps runs of one checkpoint apart within this process, for
-// a store that cannot do it across processes.
-type processLocks struct {
-	mu   sync.Mutex
-	held map[string]bool
-}
-
-func (l *processLocks) Lock(_ context.Context, id string) (func(), error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.held[id] {
-		return nil, fmt.Errorf("%w: %s", adk.ErrCheckPointBusy, id)
-	}
-	if l.held == nil {
-		l.held = map[string]bool{}
-	}
-	l.held[id] = true
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			delete(l.held, id)
-			l.mu.Unlock()
-		})
-	}, nil
 }

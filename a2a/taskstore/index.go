@@ -1,140 +1,203 @@
 package taskstore
 
 import (
-	"math/rand/v2"
+	"slices"
 
 	"github.com/a2amesh/a2amesh/a2a"
 )
 
-// index keeps tasks in List order (Cursor.Before), counting each subtree,
-// so that a page is found in O(log n + page size) and the number of tasks
-// updated at or after a time in O(log n). It is a treap: a binary search
-// tree by cursor that is a heap by random priority, which keeps its depth
-// logarithmic whatever order tasks arrive in. The zero value is empty.
-type index struct{ root *node }
-
-type node struct {
-	key         Cursor
-	task        *a2a.Task
-	prio        uint64
-	size        int // nodes in this subtree
-	left, right *node
+// index keeps tasks in order in sorted chunks of contiguous entries, so that
+// a page is found with two binary searches and read in order. Entries are
+// stored oldest first (the reverse of List order) because a task that is
+// updated gets the newest key: what a server does most, a task moving to
+// the newest end and the oldest one going when it is evicted, appends to
+// the last chunk and takes from the first. A chunk grows to maxChunk
+// entries, then splits in two; an empty one goes. The zero value is empty.
+type index struct {
+	chunks [][]entry
+	lasts  []ikey // lasts[i] is the key of chunks[i]'s last (newest) entry
+	n      int
+	// The first chunk of a new index, one entry long, lives here: most
+	// contexts hold one task, so their index is one allocation.
+	one      [1]entry
+	oneChunk [1][]entry
+	oneLast  [1]ikey
 }
 
-func sizeOf(n *node) int {
-	if n == nil {
-		return 0
+type entry struct {
+	key  ikey
+	task *a2a.Task
+}
+
+// ikey is a Cursor as the index compares it: in nanoseconds, which is
+// cheaper than comparing times.
+type ikey struct {
+	ns int64
+	id string
+}
+
+func keyOf(c Cursor) ikey { return ikey{c.Time.UnixNano(), c.ID} }
+
+// less orders keys oldest first: the reverse of Cursor.Before.
+func (k ikey) less(l ikey) bool {
+	if k.ns != l.ns {
+		return k.ns < l.ns
 	}
-	return n.size
+	return k.id < l.id
 }
 
-func (n *node) fix() { n.size = 1 + sizeOf(n.left) + sizeOf(n.right) }
+// maxChunk is the most entries in a chunk: a move within one costs at most
+// that many entries' memmove (32 bytes each).
+const maxChunk = 64
 
-func (ix *index) len() int { return sizeOf(ix.root) }
+func (ix *index) len() int { return ix.n }
+
+// firstNotLess returns the first i with keys[i] not less than key.
+func firstNotLess(keys []ikey, key ikey) int {
+	lo, hi := 0, len(keys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keys[m].less(key) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// chunkOf returns the chunk key is in, or would go in.
+func (ix *index) chunkOf(key ikey) int {
+	return min(firstNotLess(ix.lasts, key), len(ix.chunks)-1) // newer than every key: the last chunk
+}
+
+// at returns where key is, or would go, in chunk i.
+func (ix *index) at(i int, key ikey) int {
+	c := ix.chunks[i]
+	lo, hi := 0, len(c)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c[m].key.less(key) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
 
 // insert adds task under key, which must not be in the index.
-func (ix *index) insert(key Cursor, task *a2a.Task) {
-	l, r := split(ix.root, key)
-	ix.root = merge(merge(l, &node{key: key, task: task, prio: rand.Uint64(), size: 1}), r)
+func (ix *index) insert(key ikey, task *a2a.Task) {
+	e := entry{key, task}
+	if ix.n == 0 {
+		if ix.chunks == nil {
+			ix.one[0] = e
+			ix.oneChunk[0], ix.oneLast[0] = ix.one[:], key
+			ix.chunks, ix.lasts, ix.n = ix.oneChunk[:], ix.oneLast[:], 1
+			return
+		}
+		ix.chunks, ix.lasts, ix.n = append(ix.chunks, []entry{e}), append(ix.lasts, key), 1
+		return
+	}
+	i := ix.chunkOf(key)
+	c := slices.Insert(ix.chunks[i], ix.at(i, key), e)
+	ix.n++
+	if len(c) <= maxChunk {
+		ix.chunks[i], ix.lasts[i] = c, c[len(c)-1].key
+		return
+	}
+	// Split: the newer half gets a chunk of its own.
+	half := len(c) / 2
+	newer := append(make([]entry, 0, maxChunk), c[half:]...)
+	clear(c[half:])
+	c = c[:half]
+	ix.chunks[i], ix.lasts[i] = c, c[half-1].key
+	ix.chunks = slices.Insert(ix.chunks, i+1, newer)
+	ix.lasts = slices.Insert(ix.lasts, i+1, newer[len(newer)-1].key)
 }
 
 // remove deletes key from the index, if it is there.
-func (ix *index) remove(key Cursor) {
-	ix.root = remove(ix.root, key)
-}
-
-func remove(n *node, key Cursor) *node {
-	switch {
-	case n == nil:
-		return nil
-	case key.Before(n.key):
-		n.left = remove(n.left, key)
-	case n.key.Before(key):
-		n.right = remove(n.right, key)
-	default:
-		return merge(n.left, n.right)
+func (ix *index) remove(key ikey) {
+	if ix.n == 0 {
+		return
 	}
-	n.fix()
-	return n
+	i := ix.chunkOf(key)
+	c := ix.chunks[i]
+	j := ix.at(i, key)
+	if j == len(c) || c[j].key != key {
+		return
+	}
+	c = slices.Delete(c, j, j+1)
+	ix.n--
+	if len(c) > 0 {
+		ix.chunks[i], ix.lasts[i] = c, c[len(c)-1].key
+		return
+	}
+	ix.chunks = slices.Delete(ix.chunks, i, i+1)
+	ix.lasts = slices.Delete(ix.lasts, i, i+1)
 }
 
 // set replaces the task under key, which must be in the index.
-func (ix *index) set(key Cursor, task *a2a.Task) {
-	for n := ix.root; n != nil; {
-		switch {
-		case key.Before(n.key):
-			n = n.left
-		case n.key.Before(key):
-			n = n.right
-		default:
-			n.task = task
-			return
-		}
+func (ix *index) set(key ikey, task *a2a.Task) {
+	if ix.n == 0 {
+		return
+	}
+	i := ix.chunkOf(key)
+	if j := ix.at(i, key); j < len(ix.chunks[i]) && ix.chunks[i][j].key == key {
+		ix.chunks[i][j].task = task
 	}
 }
 
-// split divides a tree into the nodes before key and the others.
-func split(n *node, key Cursor) (before, rest *node) {
-	if n == nil {
-		return nil, nil
+// below returns how many keys are less than (older than) key, and where
+// the newest of them is: chunk i, entry j (j is -1 when there is none in
+// chunk i, which is then the first chunk with any key at or above key).
+func (ix *index) below(key ikey) (count, i, j int) {
+	i = firstNotLess(ix.lasts, key)
+	if i == len(ix.chunks) {
+		i--
+		return ix.n, i, len(ix.chunks[i]) - 1
 	}
-	if n.key.Before(key) {
-		a, b := split(n.right, key)
-		n.right = a
-		n.fix()
-		return n, b
+	j = ix.at(i, key)
+	count = j
+	for _, c := range ix.chunks[:i] {
+		count += len(c)
 	}
-	a, b := split(n.left, key)
-	n.left = b
-	n.fix()
-	return a, n
+	return count, i, j - 1
 }
 
-// merge joins two trees, every node of l before every node of r.
-func merge(l, r *node) *node {
-	switch {
-	case l == nil:
-		return r
-	case r == nil:
-		return l
-	case l.prio > r.prio:
-		l.right = merge(l.right, r)
-		l.fix()
-		return l
+// newerThan returns how many keys come before key in List order: those
+// newer than it.
+func (ix *index) newerThan(key ikey) int {
+	if ix.n == 0 {
+		return 0
 	}
-	r.left = merge(l, r.left)
-	r.fix()
-	return r
+	below, i, j := ix.below(key)
+	if j+1 < len(ix.chunks[i]) && ix.chunks[i][j+1].key == key {
+		below++ // key itself is not newer
+	}
+	return ix.n - below
 }
 
-// rank returns how many keys come before key.
-func (ix *index) rank(key Cursor) int {
-	n, count := ix.root, 0
-	for n != nil {
-		if n.key.Before(key) {
-			count += sizeOf(n.left) + 1
-			n = n.right
-		} else {
-			n = n.left
-		}
-	}
-	return count
-}
-
-// ascend calls fn for the tasks after after (from the first when nil), in
-// order, until fn returns false.
+// ascend calls fn for the tasks after after in List order (from the first
+// when nil), newest first, until fn returns false.
 func (ix *index) ascend(after *Cursor, fn func(*a2a.Task) bool) {
-	ascend(ix.root, after, fn)
-}
-
-func ascend(n *node, after *Cursor, fn func(*a2a.Task) bool) bool {
-	for n != nil {
-		if after == nil || after.Before(n.key) {
-			if !ascend(n.left, after, fn) || !fn(n.task) {
-				return false
+	if ix.n == 0 {
+		return
+	}
+	i := len(ix.chunks) - 1
+	j := len(ix.chunks[i]) - 1
+	if after != nil {
+		_, i, j = ix.below(keyOf(*after))
+	}
+	for ; i >= 0; i-- {
+		c := ix.chunks[i]
+		for ; j >= 0; j-- {
+			if !fn(c[j].task) {
+				return
 			}
 		}
-		n = n.right
+		if i > 0 {
+			j = len(ix.chunks[i-1]) - 1
+		}
 	}
-	return true
 }

@@ -10,24 +10,18 @@ import (
 )
 
 // Memory is a Store held in process memory. Its zero value is ready to use.
-// Tasks are indexed in List order overall, by context, by state and by
-// both, so that List costs O(log n + page size) whatever the number of
-// tasks and filters.
+// Tasks are indexed in List order overall, by context and by state, so that
+// List costs O(log n + page size) whatever the number of tasks; a query
+// by context and state reads the context's tasks (a context holds few).
 type Memory struct {
 	mu      sync.RWMutex
 	tasks   map[string]Entry
 	version uint64
 	all     index
-	// Indexes of the tasks sharing a context, a state, or both; an index
-	// that becomes empty is dropped.
+	// Indexes of the tasks sharing a context or a state; a context's
+	// index goes when it becomes empty.
 	byContext map[string]*index
 	byState   map[a2a.TaskState]*index
-	byBoth    map[contextState]*index
-}
-
-type contextState struct {
-	contextID string
-	state     a2a.TaskState
 }
 
 var _ Store = (*Memory)(nil)
@@ -43,7 +37,6 @@ func (m *Memory) Create(_ context.Context, task *a2a.Task, seq uint64) (uint64, 
 		m.tasks = make(map[string]Entry)
 		m.byContext = make(map[string]*index)
 		m.byState = make(map[a2a.TaskState]*index)
-		m.byBoth = make(map[contextState]*index)
 	}
 	m.version++
 	m.tasks[task.ID] = Entry{Task: task, Seq: seq, Version: m.version}
@@ -101,30 +94,29 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 
 // index adds t to every index it belongs in.
 func (m *Memory) index(t *a2a.Task) {
-	key := CursorOf(t)
+	key := keyOf(CursorOf(t))
 	m.all.insert(key, t)
 	indexIn(m.byContext, t.ContextID).insert(key, t)
 	indexIn(m.byState, t.Status.State).insert(key, t)
-	indexIn(m.byBoth, contextState{t.ContextID, t.Status.State}).insert(key, t)
 }
 
 // reindex replaces the snapshot of t in the indexes, where t's key, context
 // and state are unchanged.
 func (m *Memory) reindex(t *a2a.Task) {
-	key := CursorOf(t)
+	key := keyOf(CursorOf(t))
 	m.all.set(key, t)
 	m.byContext[t.ContextID].set(key, t)
 	m.byState[t.Status.State].set(key, t)
-	m.byBoth[contextState{t.ContextID, t.Status.State}].set(key, t)
 }
 
 // unindex removes t from every index it is in.
 func (m *Memory) unindex(t *a2a.Task) {
-	key := CursorOf(t)
+	key := keyOf(CursorOf(t))
 	m.all.remove(key)
 	removeFrom(m.byContext, t.ContextID, key)
-	removeFrom(m.byState, t.Status.State, key)
-	removeFrom(m.byBoth, contextState{t.ContextID, t.Status.State}, key)
+	if ix := m.byState[t.Status.State]; ix != nil {
+		ix.remove(key) // there are few states: their indexes stay
+	}
 }
 
 func indexIn[K comparable](m map[K]*index, k K) *index {
@@ -136,7 +128,9 @@ func indexIn[K comparable](m map[K]*index, k K) *index {
 	return ix
 }
 
-func removeFrom[K comparable](m map[K]*index, k K, key Cursor) {
+// removeFrom removes key from the index under k, dropping the index when
+// it becomes empty.
+func removeFrom[K comparable](m map[K]*index, k K, key ikey) {
 	if ix := m[k]; ix != nil {
 		if ix.remove(key); ix.len() == 0 {
 			delete(m, k)
@@ -157,11 +151,10 @@ func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var ix *index
+	filterState := false
 	switch {
-	case q.ContextID != "" && q.State != "":
-		ix = m.byBoth[contextState{q.ContextID, q.State}]
 	case q.ContextID != "":
-		ix = m.byContext[q.ContextID]
+		ix, filterState = m.byContext[q.ContextID], q.State != ""
 	case q.State != "":
 		ix = m.byState[q.State]
 	default:
@@ -170,17 +163,31 @@ func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 	if ix == nil {
 		return Page{}, nil
 	}
-	page := Page{Total: ix.len()}
-	if !q.UpdatedAfter.IsZero() {
+	recent := func(t *a2a.Task) bool { return q.UpdatedAfter.IsZero() || !t.Status.Timestamp.Before(q.UpdatedAfter) }
+	var page Page
+	switch {
+	case filterState:
+		ix.ascend(nil, func(t *a2a.Task) bool {
+			if t.Status.State == q.State && recent(t) {
+				page.Total++
+			}
+			return recent(t)
+		})
+	case q.UpdatedAfter.IsZero():
+		page.Total = ix.len()
+	default:
 		// Newest first: the tasks updated at or after the time come
 		// before every other.
-		page.Total = ix.rank(Cursor{Time: q.UpdatedAfter})
+		page.Total = ix.newerThan(keyOf(Cursor{Time: q.UpdatedAfter}))
 	}
 	size := max(q.PageSize, 1)
 	more := false
 	ix.ascend(after, func(t *a2a.Task) bool {
-		if !q.UpdatedAfter.IsZero() && t.Status.Timestamp.Before(q.UpdatedAfter) {
+		if !recent(t) {
 			return false
+		}
+		if filterState && t.Status.State != q.State {
+			return true
 		}
 		if len(page.Tasks) == size {
 			more = true

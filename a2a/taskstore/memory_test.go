@@ -22,19 +22,31 @@ func TestMemory(t *testing.T) {
 // between contexts, states and times, deletes, and every kind of query,
 // paged to the end.
 func TestMemoryListMatchesScan(t *testing.T) {
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { testListMatchesScan(t, seed) })
+	}
+}
+
+func testListMatchesScan(t *testing.T, seed uint64) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(seed, 2))
 	m := new(taskstore.Memory)
 	live := map[string]taskstore.Entry{}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	contexts := []string{"a", "b", "c"}
+	// A few shared contexts, and one of each task's own (whose indexes
+	// empty and fill again as the task moves).
+	contexts := []string{"a", "b", "c", "own"}
 	states := []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateInputRequired}
 	random := func(id string) *a2a.Task {
-		return &a2a.Task{ID: id, ContextID: contexts[rng.IntN(len(contexts))], Status: a2a.TaskStatus{
+		ctx := contexts[rng.IntN(len(contexts))]
+		if ctx == "own" {
+			ctx += id[1:]
+		}
+		return &a2a.Task{ID: id, ContextID: ctx, Status: a2a.TaskStatus{
 			State: states[rng.IntN(len(states))], Timestamp: base.Add(time.Duration(rng.IntN(50)) * time.Second)}}
 	}
 	for step := range 3000 {
-		id := fmt.Sprintf("t%03d", rng.IntN(200))
+		id := fmt.Sprintf("t%03d", rng.IntN(50))
 		e, exists := live[id]
 		switch op := rng.IntN(10); {
 		case !exists:
@@ -73,6 +85,9 @@ func TestMemoryListMatchesScan(t *testing.T) {
 			{PageSize: 7, UpdatedAfter: base.Add(25 * time.Second)},
 			{PageSize: 3, ContextID: "c", UpdatedAfter: base.Add(10 * time.Second)},
 			{PageSize: 5, ContextID: "none"},
+			{PageSize: 5, ContextID: "own003"},
+			{PageSize: 5, ContextID: "own004", State: a2a.TaskStateWorking},
+			{PageSize: 5, ContextID: "own005", State: a2a.TaskStateCompleted},
 		} {
 			var want []*a2a.Task
 			for _, e := range live {
@@ -134,5 +149,48 @@ func BenchmarkMemoryList(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMemoryLifecycle is what a task costs the store over its life
+// (created, working, an artifact, completed, deleted), with 20,000 others
+// kept: what an A2A server does per task.
+func BenchmarkMemoryLifecycle(b *testing.B) {
+	ctx := context.Background()
+	m := new(taskstore.Memory)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Millisecond) }
+	task := func(id string, i int, s a2a.TaskState) *a2a.Task {
+		return &a2a.Task{ID: id, ContextID: "c" + id, Status: a2a.TaskStatus{State: s, Timestamp: at(i)}}
+	}
+	for i := range 20_000 {
+		if _, err := m.Create(ctx, task(fmt.Sprint("old", i), i, a2a.TaskStateCompleted), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ids := make([]string, 1024)
+	for i := range ids {
+		ids[i] = fmt.Sprint("t", i)
+	}
+	i := 20_000
+	for b.Loop() {
+		id := ids[i%len(ids)]
+		i++
+		v, err := m.Create(ctx, task(id, i, a2a.TaskStateSubmitted), 1)
+		if err == nil {
+			v, err = m.Update(ctx, task(id, i+1, a2a.TaskStateWorking), 2, v)
+		}
+		if err == nil {
+			v, err = m.Update(ctx, task(id, i+1, a2a.TaskStateWorking), 3, v) // an artifact
+		}
+		if err == nil {
+			_, err = m.Update(ctx, task(id, i+2, a2a.TaskStateCompleted), 4, v)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Delete(ctx, id); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
