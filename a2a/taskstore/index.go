@@ -12,16 +12,12 @@ import (
 // updated gets the newest key: what a server does most, a task moving to
 // the newest end and the oldest one going when it is evicted, appends to
 // the last chunk and takes from the first. A chunk grows to maxChunk
-// entries, then splits in two; an empty one goes. The zero value is empty.
+// entries, then splits in two; an empty one goes (but the last). The zero
+// value is empty.
 type index struct {
 	chunks [][]entry
 	lasts  []ikey // lasts[i] is the key of chunks[i]'s last (newest) entry
 	n      int
-	// The first chunk of a new index, one entry long, lives here: most
-	// contexts hold one task, so their index is one allocation.
-	one      [1]entry
-	oneChunk [1][]entry
-	oneLast  [1]ikey
 }
 
 type entry struct {
@@ -90,13 +86,10 @@ func (ix *index) at(i int, key ikey) int {
 func (ix *index) insert(key ikey, task *a2a.Task) {
 	e := entry{key, task}
 	if ix.n == 0 {
-		if ix.chunks == nil {
-			ix.one[0] = e
-			ix.oneChunk[0], ix.oneLast[0] = ix.one[:], key
-			ix.chunks, ix.lasts, ix.n = ix.oneChunk[:], ix.oneLast[:], 1
-			return
+		if len(ix.chunks) == 0 {
+			ix.chunks, ix.lasts = [][]entry{make([]entry, 0, 4)}, []ikey{{}}
 		}
-		ix.chunks, ix.lasts, ix.n = append(ix.chunks, []entry{e}), append(ix.lasts, key), 1
+		ix.chunks[0], ix.lasts[0], ix.n = append(ix.chunks[0][:0], e), key, 1
 		return
 	}
 	i := ix.chunkOf(key)
@@ -131,6 +124,13 @@ func (ix *index) remove(key ikey) {
 	ix.n--
 	if len(c) > 0 {
 		ix.chunks[i], ix.lasts[i] = c, c[len(c)-1].key
+		return
+	}
+	if ix.n == 0 {
+		// Emptied: its last chunk is kept for the next insert (a state's
+		// index empties and fills again all the time).
+		ix.chunks, ix.lasts = ix.chunks[i:i+1], ix.lasts[i:i+1]
+		ix.chunks[0] = c
 		return
 	}
 	ix.chunks = slices.Delete(ix.chunks, i, i+1)

@@ -18,10 +18,16 @@ type Memory struct {
 	tasks   map[string]Entry
 	version uint64
 	all     index
-	// Indexes of the tasks sharing a context or a state; a context's
-	// index goes when it becomes empty.
-	byContext map[string]*index
+	// The tasks of each context, and of each state.
+	byContext map[string]contextTasks
 	byState   map[a2a.TaskState]*index
+}
+
+// contextTasks are a context's tasks: most contexts hold one task, which
+// is kept without an index of its own (an allocation per task saved).
+type contextTasks struct {
+	one entry  // the context's task, while it has had only one
+	ix  *index // its tasks, once it has had more
 }
 
 var _ Store = (*Memory)(nil)
@@ -35,7 +41,7 @@ func (m *Memory) Create(_ context.Context, task *a2a.Task, seq uint64) (uint64, 
 	}
 	if m.tasks == nil {
 		m.tasks = make(map[string]Entry)
-		m.byContext = make(map[string]*index)
+		m.byContext = make(map[string]contextTasks)
 		m.byState = make(map[a2a.TaskState]*index)
 	}
 	m.version++
@@ -96,8 +102,23 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 func (m *Memory) index(t *a2a.Task) {
 	key := keyOf(CursorOf(t))
 	m.all.insert(key, t)
-	indexIn(m.byContext, t.ContextID).insert(key, t)
-	indexIn(m.byState, t.Status.State).insert(key, t)
+	switch ct, ok := m.byContext[t.ContextID]; {
+	case !ok:
+		m.byContext[t.ContextID] = contextTasks{one: entry{key, t}}
+	case ct.ix == nil:
+		ix := new(index)
+		ix.insert(ct.one.key, ct.one.task)
+		ix.insert(key, t)
+		m.byContext[t.ContextID] = contextTasks{ix: ix}
+	default:
+		ct.ix.insert(key, t)
+	}
+	ix := m.byState[t.Status.State]
+	if ix == nil {
+		ix = new(index)
+		m.byState[t.Status.State] = ix
+	}
+	ix.insert(key, t)
 }
 
 // reindex replaces the snapshot of t in the indexes, where t's key, context
@@ -105,7 +126,11 @@ func (m *Memory) index(t *a2a.Task) {
 func (m *Memory) reindex(t *a2a.Task) {
 	key := keyOf(CursorOf(t))
 	m.all.set(key, t)
-	m.byContext[t.ContextID].set(key, t)
+	if ct := m.byContext[t.ContextID]; ct.ix != nil {
+		ct.ix.set(key, t)
+	} else {
+		m.byContext[t.ContextID] = contextTasks{one: entry{key, t}}
+	}
 	m.byState[t.Status.State].set(key, t)
 }
 
@@ -113,28 +138,16 @@ func (m *Memory) reindex(t *a2a.Task) {
 func (m *Memory) unindex(t *a2a.Task) {
 	key := keyOf(CursorOf(t))
 	m.all.remove(key)
-	removeFrom(m.byContext, t.ContextID, key)
+	if ct, ok := m.byContext[t.ContextID]; ok {
+		if ct.ix != nil {
+			ct.ix.remove(key)
+		}
+		if ct.ix == nil && ct.one.key == key || ct.ix != nil && ct.ix.len() == 0 {
+			delete(m.byContext, t.ContextID)
+		}
+	}
 	if ix := m.byState[t.Status.State]; ix != nil {
 		ix.remove(key) // there are few states: their indexes stay
-	}
-}
-
-func indexIn[K comparable](m map[K]*index, k K) *index {
-	ix := m[k]
-	if ix == nil {
-		ix = new(index)
-		m[k] = ix
-	}
-	return ix
-}
-
-// removeFrom removes key from the index under k, dropping the index when
-// it becomes empty.
-func removeFrom[K comparable](m map[K]*index, k K, key ikey) {
-	if ix := m[k]; ix != nil {
-		if ix.remove(key); ix.len() == 0 {
-			delete(m, k)
-		}
 	}
 }
 
@@ -154,7 +167,11 @@ func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 	filterState := false
 	switch {
 	case q.ContextID != "":
-		ix, filterState = m.byContext[q.ContextID], q.State != ""
+		ct, ok := m.byContext[q.ContextID]
+		if ix, filterState = ct.ix, q.State != ""; ok && ix == nil {
+			ix = new(index)
+			ix.insert(ct.one.key, ct.one.task)
+		}
 	case q.State != "":
 		ix = m.byState[q.State]
 	default:

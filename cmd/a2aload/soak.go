@@ -19,6 +19,7 @@ func soakCmd(args []string) error {
 	ours := fs.String("ours", "bin/echo", "a2amesh echo service binary")
 	peer := fs.String("peer", "bin/a2agoecho", "a2a-go v2.4.0 echo server binary (blocking sends only; empty skips it)")
 	d := fs.Duration("duration", 60*time.Second, "load per phase and server")
+	slow := fs.Duration("slow-duration", 3*time.Minute, "load of the slow-runs phase, whose finished tasks (22 events each, 50 a second at the default run limit) take about a minute to reach the default bounds on finished tasks")
 	conns := fs.Int("conns", 32, "concurrent connections")
 	maxReq := fs.Int("max", 50_000_000, "request cap per phase")
 	if err := fs.Parse(args); err != nil {
@@ -27,13 +28,14 @@ func soakCmd(args []string) error {
 	type phase struct {
 		name, text, config string
 		peer               bool
+		d                  time.Duration
 	}
 	phases := []phase{
-		{name: "blocking sends", text: "hello", peer: true},
-		{name: "tasks left waiting for input", text: "input: nobody answers"},
-		{name: "slow runs, returnImmediately", text: "slow: x", config: `{"returnImmediately":true}`},
+		{name: "blocking sends", text: "hello", peer: true, d: *d},
+		{name: "tasks left waiting for input", text: "input: nobody answers", d: *d},
+		{name: "slow runs, returnImmediately", text: "slow: x", config: `{"returnImmediately":true}`, d: *slow},
 	}
-	fmt.Printf("## Memory at default flags under sustained load (%v per phase, %d connections)\n\n", *d, *conns)
+	fmt.Printf("## Memory at default flags under sustained load (%v per phase, %v for slow runs; %d connections)\n\n", *d, *slow, *conns)
 	fmt.Println("RSS is sampled every second; growth is from the end of the first fifth of the run to the end, and the slope is fitted over the second half.")
 	fmt.Println()
 	fmt.Println("| load | server | answered/s | refused, retryable | RSS after warm-up | RSS at end | growth | slope, second half | peak RSS |")
@@ -50,7 +52,7 @@ func soakCmd(args []string) error {
 				return err
 			}
 			req := requestWith(t.addr, t.path, "SendMessage", "1.0", ph.text, ph.config)
-			s, err := soak(ctx, t, req, *conns, *d, *maxReq)
+			s, err := soak(ctx, t, req, *conns, ph.d, *maxReq)
 			t.stop()
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", ph.name, t.name, err)
