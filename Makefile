@@ -20,8 +20,8 @@ run:
 
 # Everything CI checks: vet, the race-enabled test suite (with the interop
 # tests against a2a-go and @a2a-js/sdk), and a short run of every fuzzer.
-# The @a2a-js/sdk test needs Node.js 20+ and npm, and fails without them
-# (saying what to install); A2AMESH_ALLOW_SKIP=node make test skips it.
+# The @a2a-js/sdk test uses Node.js 20+ from PATH, or fetches the pinned
+# one from the npm registry; A2AMESH_ALLOW_SKIP=node make test skips it.
 test: vet test-race fuzz-seed
 
 # bench/eino and bench/adkgohops are modules of their own (Eino and adk-go

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,35 +124,46 @@ func TestJSClient(t *testing.T) {
 	}
 }
 
-// requireNode returns the paths of node (20 or newer) and npm. When they
-// are missing the test fails, saying what to install, unless
-// A2AMESH_ALLOW_SKIP names node: then it is skipped.
-func requireNode(t *testing.T) (node, npm string) {
+// requireNode returns node (20 or newer) and the command that runs npm:
+// those on PATH, else a Node.js it fetches from the npm registry into the
+// user's cache directory (provisionNode). When neither can be had the test
+// fails, saying what to install, unless A2AMESH_ALLOW_SKIP names node: then
+// it is skipped.
+func requireNode(t *testing.T) (node string, npm []string) {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		jsUnavailable(t, fmt.Sprintf("the @a2a-js/sdk interop test needs Node.js: %s; install Node.js 20+ with npm (e.g. apt-get install nodejs npm) and put node and npm on PATH", why))
+	node, npmPath, why := nodeOnPath()
+	if why == "" {
+		return node, []string{npmPath}
 	}
+	node, npm, err := provisionNode()
+	if err != nil {
+		jsUnavailable(t, fmt.Sprintf("the @a2a-js/sdk interop test needs Node.js: %s, and fetching Node.js %s from the npm registry failed: %v; install Node.js 20+ with npm (e.g. apt-get install nodejs npm) and put node and npm on PATH", why, nodeBuilds[runtime.GOOS+"/"+runtime.GOARCH].version, err))
+	}
+	t.Logf("%s; using Node.js from the npm registry at %s", why, node)
+	return node, npm
+}
+
+// nodeOnPath finds node (20 or newer) and npm on PATH, or says why not.
+func nodeOnPath() (node, npm, why string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node is not on PATH")
+		return "", "", "node is not on PATH"
 	}
-	npm, err = exec.LookPath("npm")
-	if err != nil {
-		missing("npm is not on PATH")
+	if npm, err = exec.LookPath("npm"); err != nil {
+		return "", "", "npm is not on PATH"
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, node, "--version").Output()
 	if err != nil {
-		missing(fmt.Sprintf("node --version failed: %v", err))
+		return "", "", fmt.Sprintf("node --version failed: %v", err)
 	}
 	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
 	major, _, _ := strings.Cut(v, ".")
 	if n, err := strconv.Atoi(major); err != nil || n < 20 {
-		missing(fmt.Sprintf("node is version %s", v))
+		return "", "", fmt.Sprintf("the node on PATH is version %s", v)
 	}
-	return node, npm
+	return node, npm, ""
 }
 
 // jsUnavailable fails the test for want of what it needs (msg says what),
@@ -170,7 +182,7 @@ func jsUnavailable(t *testing.T, msg string) {
 // (npm install when there is no lock file) in a temporary copy of the
 // package next to it, which then replaces it in one rename, so that an
 // interrupted install never leaves a half-filled node_modules behind.
-func installJSDeps(t *testing.T, npm string) string {
+func installJSDeps(t *testing.T, npm []string) string {
 	t.Helper()
 	dir, err := filepath.Abs("js")
 	if err != nil {
@@ -203,7 +215,7 @@ func installJSDeps(t *testing.T, npm string) string {
 	// have to fetch the packages.
 	ctx, cancel := context.WithTimeout(context.Background(), npmTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, args...)
+	cmd := exec.CommandContext(ctx, npm[0], append(npm[1:], args...)...)
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
 	cmd.WaitDelay = 5 * time.Second
