@@ -52,6 +52,7 @@ FUZZ_TARGETS := \
 	./bridge:FuzzDecoder \
 	./bridge:FuzzFromPlain \
 	./bridge:FuzzMetaAppendJSON \
+	./bridge:FuzzSplitOwner \
 	./tools/calc:FuzzEval
 
 fuzz-seed:

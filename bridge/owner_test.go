@@ -72,3 +72,27 @@ func TestCheckpointOwner(t *testing.T) {
 		t.Fatalf("a checkpoint cut in its owner record: %v", err)
 	}
 }
+
+// FuzzSplitOwner: a stored checkpoint (a file anyone with the directory can
+// write) is split into its owner and the Runner's bytes or refused, never a
+// panic; and what the store writes splits back into what it was given.
+func FuzzSplitOwner(f *testing.F) {
+	f.Add([]byte(ownerHeader+`{"context_id":"c1"}`+"\n"+`{"version":1}`), "c1", []byte(`{"version":1}`))
+	f.Add([]byte(ownerHeader+`{"context_id":`), "", []byte{})
+	f.Add([]byte(`{"version":1}`), "ctx\n\"x", []byte("\n"))
+	f.Fuzz(func(t *testing.T, stored []byte, contextID string, data []byte) {
+		if o, rest, err := splitOwner(stored); err == nil && len(rest) > len(stored) {
+			t.Fatalf("split %q into %+v and %d bytes, more than it holds", stored, o, len(rest))
+		}
+		ctx := withOwner(context.Background(), owner{ContextID: contextID})
+		inner := &adk.MemoryCheckPointStore{}
+		if err := newOwnedStore(inner).Set(ctx, "id", data); err != nil {
+			t.Fatal(err)
+		}
+		written, _, _ := inner.Get(ctx, "id")
+		o, rest, err := splitOwner(written)
+		if err != nil || string(rest) != string(data) || (o.ContextID != contextID && strings.ToValidUTF8(contextID, "\ufffd") == contextID) {
+			t.Fatalf("Set(%q as %q) wrote %q, which splits into %+v, %q, %v", data, contextID, written, o, rest, err)
+		}
+	})
+}
