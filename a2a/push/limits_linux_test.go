@@ -46,7 +46,7 @@ func unaccepting(t *testing.T) string {
 		}
 		t.Cleanup(func() { c.Close() })
 	}
-	t.Skip("could not fill the listener's accept queue")
+	t.Fatal("8 connections to a listener with a backlog of 0 all completed: this kernel does not leave dials hanging, which the test needs")
 	return ""
 }
 
