@@ -688,6 +688,11 @@ func TestListTasks(t *testing.T) {
 	if all.Tasks[0].ID != open.ID {
 		t.Fatal("newest task is not first")
 	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(all.Tasks, func(t *a2a.Task) bool { return t.ID == id }) {
+			t.Fatalf("task %s is not listed", id)
+		}
+	}
 	for _, task := range all.Tasks {
 		if task.Artifacts != nil {
 			t.Fatal("artifacts listed without includeArtifacts")
