@@ -191,17 +191,7 @@ func TestDirectMessageReply(t *testing.T) {
 
 func TestReturnImmediately(t *testing.T) {
 	release := make(chan struct{})
-	h := newHandler(t, &script{run: func(ctx context.Context, req *server.ExecRequest, yield func(a2a.Event, error) bool) {
-		if !yield(a2a.NewStatusUpdate(req.TaskID, req.ContextID, a2a.TaskStateWorking, nil), nil) {
-			return
-		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return
-		}
-		yield(a2a.NewStatusUpdate(req.TaskID, req.ContextID, a2a.TaskStateCompleted, nil), nil)
-	}}, nil)
+	h := newHandler(t, blocker(release), nil)
 	req := send("x")
 	req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 	task := sendTask(t, h, req)
