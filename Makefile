@@ -76,15 +76,14 @@ fuzz: fuzz-seed
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
-	bin/a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
+	bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
-	bin/a2aload soak --ours bin/echo --peer bin/a2agoecho | tee bin/soak.md
+	bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
 
 build:
 	@mkdir -p bin
 	$(GO) build -o bin/a2amesh ./cmd/a2amesh
-	$(GO) build -o bin/echo ./services/echo
 	$(GO) build -o bin/a2agoecho ./bench/a2agoecho
 	$(GO) build -o bin/hertzfloor ./bench/hertzfloor
 	$(GO) build -o bin/jsfloor ./bench/jsfloor

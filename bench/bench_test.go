@@ -18,13 +18,13 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/peers/goecho"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 func BenchmarkSendMessage(b *testing.B) {
 	ctx := context.Background()
 	b.Run("impl=a2amesh", func(b *testing.B) {
-		h, err := server.New(server.Config{Card: echoagent.Card("http://bench/"), Executor: new(echoagent.Agent), Retention: 1})
+		h, err := server.New(server.Config{Card: echo.Card("http://bench/"), Executor: new(echo.Executor), Retention: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/internal/adktest"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 func newClient(t *testing.T, url string) *client.Client {
@@ -107,7 +107,7 @@ func TestPlainClientAnswersAQuestion(t *testing.T) {
 func TestRemoteAgentOverAPlainA2AAgent(t *testing.T) {
 	ctx := context.Background()
 	ln, url := a2atest.Listen(t)
-	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echoagent.Card(url), Executor: new(echoagent.Agent)}), jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echo.Card(url), Executor: new(echo.Executor)}), jsonrpcserver.Options{})
 	echo := remote(t, url)
 	for _, streaming := range []bool{false, true} {
 		evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: echo, EnableStreaming: streaming}).Query(ctx, "hello there"))

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -226,8 +227,15 @@ func (m *mesh) stopNATS() {
 	}
 }
 
+// args are the flags of a process of the mesh: checkpoints in the mesh's
+// directory unless extra puts the state on NATS (which keeps them there,
+// and refuses --data-dir).
 func (m *mesh) args(addr string, extra ...string) []string {
-	return append([]string{"--addr", addr, "--nats", m.nats, "--data-dir", m.dir, "--log-level", "warn", "--wait", "60s"}, extra...)
+	args := []string{"--addr", addr, "--nats", m.nats, "--log-level", "warn", "--wait", "60s"}
+	if !slices.Contains(extra, "nats") {
+		args = append(args, "--data-dir", m.dir)
+	}
+	return append(args, extra...)
 }
 
 // service starts `a2amesh serve name`.

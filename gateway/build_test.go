@@ -113,7 +113,7 @@ func build(t *testing.T, workers map[string]*worker, entry string) adk.Agent {
 	// A client of the test's own, whose connections it closes.
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	t.Cleanup(hc.CloseIdleConnections)
-	a, err := top.Build(context.Background(), BuildConfig{Model: modeltest.New(), Remote: bridge.RemoteConfig{HTTPClient: hc}})
+	a, err := top.Build(context.Background(), Config{Model: modeltest.New(), Remote: bridge.RemoteConfig{HTTPClient: hc}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,20 +2,28 @@ package gateway
 
 import (
 	"context"
-	"io"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/serve"
 )
 
-// TestBadPushAllow: a bad --push-allow stops the gateway at once, naming
-// the entry, rather than after it has discovered the mesh's agents.
-func TestBadPushAllow(t *testing.T) {
-	t.Setenv("A2AMESH_PUSH_ALLOW", "")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// TestBadServeConfig: a server configuration that cannot be used (here a
+// bad push allowlist entry) stops New at once, naming the entry, rather
+// than after it has waited for the mesh's agents.
+func TestBadServeConfig(t *testing.T) {
+	top, err := ParseTopology([]byte("version: 1\nagents: {a: 'http://127.0.0.1:1/'}\nentry: {agent: a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := Run(ctx, []string{"--push-allow", "127.0.0.0/8,not a host", "--wait", "1m"}, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), `"not a host"`) {
-		t.Fatalf("Run with a bad --push-allow = %v, want an error naming the entry", err)
+	_, err = New(ctx, top, Config{Remote: bridge.RemoteConfig{Wait: time.Minute},
+		Serve: serve.Config{PushAllow: []string{"127.0.0.0/8", "not a host"}}})
+	if !errors.Is(err, serve.ErrConfig) || !strings.Contains(err.Error(), `"not a host"`) {
+		t.Fatalf("New with a bad push allowlist = %v, want a serve.ErrConfig naming the entry", err)
 	}
 }

@@ -3,61 +3,41 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"io"
-	"strings"
 
-	"github.com/a2amesh/a2amesh/a2a/client"
-	"github.com/a2amesh/a2amesh/bridge"
-	"github.com/a2amesh/a2amesh/deploy"
-	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/internal/service"
+	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/serve"
 )
 
-// DefaultAddr is where a gateway listens by default.
+// DefaultAddr is where the a2amesh command serves a gateway by default.
 const DefaultAddr = "127.0.0.1:9100"
 
-// Run parses args, waits for the topology's agents and serves the
-// composition as one A2A agent until ctx ends.
-func Run(ctx context.Context, args []string, stdout io.Writer) error {
-	f := cli.NewFlags("gateway", "GATEWAY")
-	common := service.CommonFlags(f, DefaultAddr)
-	path := f.String("topology", "", "mesh topology file (empty: the default mesh, deploy/topology.yaml)")
-	hopIdle := f.Duration("hop-idle-timeout", client.DefaultStreamIdleTimeout,
-		"how long a call to an agent may receive nothing (no response, event or keep-alive) before it counts as cut and is resumed; an agent that hangs fails the run within about twice this (negative: no bound)")
-	hopResponse := f.Duration("hop-response-timeout", client.DefaultResponseTimeout,
-		"how long an agent's card fetch may wait for the card (negative: no bound)")
-	origins := f.String("interface-origins", "",
-		"origins (scheme://host[:port], comma-separated) on which the agents' cards may name their interfaces besides the origins of their topology URLs (empty: none)")
-	if err := f.Parse(args); err != nil {
-		return err
+// New composes t (see Build) and readies it to be served as one A2A agent,
+// presented on its card under the topology's gateway name and
+// description; cfg.Serve configures the server (its Name and Description,
+// when set, take precedence over the topology's). With no cfg.Model the
+// gateway thinks with the offline model. Serve the result with
+// (*serve.Server).Serve.
+func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
+	if cfg.Model == nil {
+		cfg.Model = offline.New()
 	}
-	if err := common.Check(); err != nil {
-		return err
+	// Refuse a bad server configuration before waiting for the agents.
+	if err := cfg.Serve.Check(); err != nil {
+		return nil, err
 	}
-	log, err := cli.Logger(*common.LogLevel)
+	agent, err := t.Build(ctx, cfg)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("gateway: compose the mesh: %w", err)
 	}
-	log = log.With("service", "gateway")
-	var t *Topology
-	if *path == "" {
-		t, err = ParseTopology(deploy.Topology)
-	} else {
-		t, err = LoadTopology(*path)
+	sc := cfg.Serve
+	if sc.Name == "" {
+		sc.Name = t.Gateway.Name
 	}
-	if err != nil {
-		return err
+	if sc.Description == "" {
+		sc.Description = t.Gateway.Description
 	}
-	m, err := common.Model(log)
-	if err != nil {
-		return err
+	if sc.Service == "" {
+		sc.Service = "gateway"
 	}
-	log.Info("discovering the mesh's agents", "agents", strings.Join(keys(t.Agents), ", "), "wait", *common.Wait)
-	agent, err := t.Build(ctx, BuildConfig{Model: m, Remote: bridge.RemoteConfig{Wait: *common.Wait,
-		IdleTimeout: *hopIdle, ResponseTimeout: *hopResponse, AllowedOrigins: cli.SplitList(*origins)}})
-	if err != nil {
-		return fmt.Errorf("compose the mesh: %w", err)
-	}
-	return service.ServeAgent(ctx, common, service.Serve{Name: "gateway", Agent: agent,
-		CardName: t.Gateway.Name, CardDescription: t.Gateway.Description}, log, stdout)
+	return serve.New(ctx, agent, sc)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/supervisor"
 	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/serve"
 )
 
 // Topology is a mesh topology file.
@@ -187,26 +188,30 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-// BuildConfig configures Build.
-type BuildConfig struct {
+// Config configures a gateway: how Build composes it, and how New serves
+// the composition.
+type Config struct {
 	// Model runs what the gateway itself thinks with (plan-execute's
-	// planner and replanner).
+	// planner and replanner); Build needs one, New defaults it to the
+	// offline model.
 	Model model.ChatModel
 	// Remote configures the RemoteAgents; its URL is set per agent. A
 	// Wait makes Build wait for agents that are still starting.
 	Remote bridge.RemoteConfig
+	// Serve configures the server New makes; Build ignores it.
+	Serve serve.Config
 }
 
 // Build discovers the agents' cards and composes the entry. Every use of
 // an agent key is an agent of its own (an agent has one parent).
-func (t *Topology) Build(ctx context.Context, cfg BuildConfig) (adk.Agent, error) {
+func (t *Topology) Build(ctx context.Context, cfg Config) (adk.Agent, error) {
 	b := &builder{t: t, cfg: cfg}
 	return b.node(ctx, t.Entry)
 }
 
 type builder struct {
 	t   *Topology
-	cfg BuildConfig
+	cfg Config
 }
 
 func (b *builder) node(ctx context.Context, n *Node) (adk.Agent, error) {

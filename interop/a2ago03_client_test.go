@@ -26,7 +26,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // newGo03Client resolves the card at baseURL with a2a-go v0.3.15's own
@@ -67,7 +67,7 @@ func go03PartsText(parts a2a03.ContentParts) string {
 
 func go03ArtifactText(task *a2a03.Task) string {
 	for _, art := range task.Artifacts {
-		if art.ID == echoagent.ArtifactID {
+		if art.ID == echo.ArtifactID {
 			return go03PartsText(art.Parts)
 		}
 	}
@@ -170,7 +170,7 @@ func TestA2AGo03Client(t *testing.T) {
 	})
 
 	t.Run("SendMessage/InputRequired", func(t *testing.T) {
-		task := go03Send(t, ctx, c, &a2a03.MessageSendParams{Message: go03Message(echoagent.InputPrefix + " more")})
+		task := go03Send(t, ctx, c, &a2a03.MessageSendParams{Message: go03Message(echo.InputPrefix + " more")})
 		if task.Status.State != a2a03.TaskStateInputRequired {
 			t.Fatalf("state %s, want input-required", task.Status.State)
 		}
@@ -199,7 +199,7 @@ func TestA2AGo03Client(t *testing.T) {
 		var text strings.Builder
 		for i, ev := range evs[2:12] {
 			au := ev.(*a2a03.TaskArtifactUpdateEvent)
-			if au.Artifact == nil || au.Artifact.ID != echoagent.ArtifactID || au.Append != (i > 0) || au.LastChunk != (i == 9) {
+			if au.Artifact == nil || au.Artifact.ID != echo.ArtifactID || au.Append != (i > 0) || au.LastChunk != (i == 9) {
 				t.Errorf("chunk %d: %+v", i, au)
 				continue
 			}
@@ -329,7 +329,7 @@ func TestA2AGo03Client(t *testing.T) {
 
 	t.Run("PushConfig", func(t *testing.T) {
 		hook := startWebhook(t)
-		task := go03Send(t, ctx, c, &a2a03.MessageSendParams{Message: go03Message(echoagent.InputPrefix + " push")})
+		task := go03Send(t, ctx, c, &a2a03.MessageSendParams{Message: go03Message(echo.InputPrefix + " push")})
 		if task.Status.State != a2a03.TaskStateInputRequired {
 			t.Fatalf("state %s, want input-required", task.Status.State)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/a2amesh/a2amesh/a2a"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // newGoClient resolves the card at baseURL with a2a-go's card resolver and
@@ -50,7 +50,7 @@ func goTextMessage(text string) *a2ago.Message {
 // goArtifactText returns the text of the task's echo artifact.
 func goArtifactText(task *a2ago.Task) string {
 	for _, art := range task.Artifacts {
-		if art.ID == echoagent.ArtifactID {
+		if art.ID == echo.ArtifactID {
 			var b strings.Builder
 			for _, p := range art.Parts {
 				b.WriteString(p.Text())
@@ -136,7 +136,7 @@ func goCheckEchoStream(t *testing.T, evs []a2ago.Event, text string) {
 		if !ok {
 			t.Fatalf("event %d is %s, want an artifact update (events %v)", i, kinds[i], kinds)
 		}
-		if au.TaskID != task.ID || au.Artifact == nil || au.Artifact.ID != echoagent.ArtifactID {
+		if au.TaskID != task.ID || au.Artifact == nil || au.Artifact.ID != echo.ArtifactID {
 			t.Fatalf("event %d: artifact update %+v, want the echo artifact of task %s", i, au, task.ID)
 		}
 		if au.Append != (i > 2) || au.LastChunk != (i == 11) {
@@ -234,7 +234,7 @@ func TestA2AGoClient(t *testing.T) {
 	})
 
 	t.Run("SendMessage/InputRequired", func(t *testing.T) {
-		task := goSendTask(t, ctx, c, &a2ago.SendMessageRequest{Message: goTextMessage(echoagent.InputPrefix + " more")})
+		task := goSendTask(t, ctx, c, &a2ago.SendMessageRequest{Message: goTextMessage(echo.InputPrefix + " more")})
 		if task.Status.State != a2ago.TaskStateInputRequired {
 			t.Fatalf("state %s, want INPUT_REQUIRED", task.Status.State)
 		}
@@ -247,7 +247,7 @@ func TestA2AGoClient(t *testing.T) {
 	})
 
 	t.Run("SendMessage/Fail", func(t *testing.T) {
-		task := goSendTask(t, ctx, c, &a2ago.SendMessageRequest{Message: goTextMessage(echoagent.FailPrefix + " on purpose")})
+		task := goSendTask(t, ctx, c, &a2ago.SendMessageRequest{Message: goTextMessage(echo.FailPrefix + " on purpose")})
 		if task.Status.State != a2ago.TaskStateFailed {
 			t.Fatalf("state %s, want FAILED", task.Status.State)
 		}
@@ -390,7 +390,7 @@ func TestA2AGoClient(t *testing.T) {
 
 	t.Run("PushConfig", func(t *testing.T) {
 		hook := startWebhook(t)
-		task := goSendTask(t, ctx, c, &a2ago.SendMessageRequest{Message: goTextMessage(echoagent.InputPrefix + " push")})
+		task := goSendTask(t, ctx, c, &a2ago.SendMessageRequest{Message: goTextMessage(echo.InputPrefix + " push")})
 		if task.Status.State != a2ago.TaskStateInputRequired {
 			t.Fatalf("state %s, want INPUT_REQUIRED", task.Status.State)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/internal/peers/goecho"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // The agents' timings in these tests: "slow:" tasks send 5 chunks 20 ms
@@ -68,7 +68,7 @@ func newHTTPClient(t *testing.T) *http.Client {
 // holdPrefix starts a "slow:" message that the holding echo agent stops
 // after its first event (WORKING) until the test releases its key or the
 // task is canceled: heldText(key) is such a message.
-const holdPrefix = echoagent.SlowPrefix + "hold:"
+const holdPrefix = echo.SlowPrefix + "hold:"
 
 // heldText returns the text of a "slow:" task held until release(key).
 func heldText(key string) string { return holdPrefix + key + " lorem ipsum dolor" }
@@ -77,7 +77,7 @@ func heldText(key string) string { return holdPrefix + key + " lorem ipsum dolor
 // heldText) pause after their first event, so that tests needing a running
 // task (cancel, subscribe) do not depend on timing.
 type holdingEcho struct {
-	*echoagent.Agent
+	*echo.Executor
 	mu    sync.Mutex
 	gates map[string]*gate
 }
@@ -108,7 +108,7 @@ func (h *holdingEcho) release(key string) {
 }
 
 func (h *holdingEcho) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
-	inner := h.Agent.Execute(ctx, req)
+	inner := h.Executor.Execute(ctx, req)
 	text := req.Message.Text()
 	if req.Task != nil || !strings.HasPrefix(text, holdPrefix) {
 		return inner
@@ -144,8 +144,8 @@ type ourOptions struct {
 func startOurServer(t *testing.T, o ourOptions) *ourServer {
 	t.Helper()
 	ln, url := a2atest.Listen(t)
-	card := echoagent.Card(url)
-	agent := &holdingEcho{Agent: &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: slowInterval}}
+	card := echo.Card(url)
+	agent := &holdingEcho{Executor: &echo.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval}}
 	cfg := server.Config{Card: card, Executor: agent}
 	if o.extended != nil {
 		card.Capabilities.ExtendedAgentCard = true
@@ -165,7 +165,7 @@ func startOurServer(t *testing.T, o ourOptions) *ourServer {
 // extendedCardFor returns the extended card our servers serve: the public
 // card under another name, with one more skill.
 func extendedCardFor(url string) *a2a.AgentCard {
-	c := echoagent.Card(url)
+	c := echo.Card(url)
 	c.Name = "echo-extended"
 	c.Capabilities.ExtendedAgentCard = true
 	c.Skills = append(c.Skills, a2a.AgentSkill{

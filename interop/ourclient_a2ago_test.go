@@ -49,7 +49,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // dialGoEcho returns our client for the goecho peer at base, speaking
@@ -86,7 +86,7 @@ func textRequest(text string) *a2a.SendMessageRequest {
 
 func artifactText(task *a2a.Task) string {
 	for i := range task.Artifacts {
-		if task.Artifacts[i].ArtifactID == echoagent.ArtifactID {
+		if task.Artifacts[i].ArtifactID == echo.ArtifactID {
 			return task.Artifacts[i].Text()
 		}
 	}
@@ -119,7 +119,7 @@ func echoText(evs []client.Event) string {
 				b.WriteString(art)
 			}
 		case *a2a.TaskArtifactUpdateEvent:
-			if e.Artifact.ArtifactID != echoagent.ArtifactID {
+			if e.Artifact.ArtifactID != echo.ArtifactID {
 				continue
 			}
 			if !e.Append {
@@ -218,7 +218,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 
 	t.Run("SendMessage/ReturnImmediately", func(t *testing.T) {
 		retry(t, 5, "returnImmediately", func() bool {
-			req := textRequest(echoagent.SlowPrefix + " later")
+			req := textRequest(echo.SlowPrefix + " later")
 			req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 			task := send(t, ctx, c, req)
 			if task.Status.State.Terminal() {
@@ -233,7 +233,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 	})
 
 	t.Run("SendMessage/InputRequired", func(t *testing.T) {
-		task := send(t, ctx, c, textRequest(echoagent.InputPrefix+" more"))
+		task := send(t, ctx, c, textRequest(echo.InputPrefix+" more"))
 		if task.Status.State != a2a.TaskStateInputRequired {
 			t.Fatalf("state %s, want INPUT_REQUIRED", task.Status.State)
 		}
@@ -246,7 +246,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 	})
 
 	t.Run("SendMessage/Fail", func(t *testing.T) {
-		task := send(t, ctx, c, textRequest(echoagent.FailPrefix+" on purpose"))
+		task := send(t, ctx, c, textRequest(echo.FailPrefix+" on purpose"))
 		if task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil || !strings.Contains(task.Status.Message.Text(), "on purpose") {
 			t.Errorf("state %s, status message %+v", task.Status.State, task.Status.Message)
 		}
@@ -317,7 +317,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 
 	t.Run("CancelTask", func(t *testing.T) {
 		retry(t, 5, "CancelTask", func() bool {
-			req := textRequest(echoagent.SlowPrefix + " cancel me")
+			req := textRequest(echo.SlowPrefix + " cancel me")
 			req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 			task := send(t, ctx, c, req)
 			canceled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
@@ -339,7 +339,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 
 	t.Run("SubscribeToTask", func(t *testing.T) {
 		retry(t, 5, "SubscribeToTask", func() bool {
-			req := textRequest(echoagent.SlowPrefix + " follow me")
+			req := textRequest(echo.SlowPrefix + " follow me")
 			req.Configuration = &a2a.SendMessageConfiguration{ReturnImmediately: true}
 			task := send(t, ctx, c, req)
 			var evs []client.Event
@@ -371,7 +371,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 
 	t.Run("PushConfig", func(t *testing.T) {
 		hook := startWebhook(t)
-		task := send(t, ctx, c, textRequest(echoagent.InputPrefix+" push"))
+		task := send(t, ctx, c, textRequest(echo.InputPrefix+" push"))
 		if task.Status.State != a2a.TaskStateInputRequired {
 			t.Fatalf("state %s, want INPUT_REQUIRED", task.Status.State)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // TestTenantFromCard: a client made from a card sends its interface's
@@ -21,7 +21,7 @@ func TestTenantFromCard(t *testing.T) {
 	ctx := context.Background()
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
-			card := echoagent.Card(s.URL)
+			card := echo.Card(s.URL)
 			for i := range card.SupportedInterfaces {
 				card.SupportedInterfaces[i].Tenant = "acme"
 			}
@@ -32,7 +32,7 @@ func TestTenantFromCard(t *testing.T) {
 			}
 			t.Cleanup(c.CloseIdleConnections)
 			task := completedTask(t, c, "tenant")
-			input := sendTask(t, c, sendReq(echoagent.InputPrefix+"tenant"))
+			input := sendTask(t, c, sendReq(echo.InputPrefix+"tenant"))
 			calls := []func() error{
 				func() error { _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); return err },
 				func() error { _, err := c.ListTasks(ctx, &a2a.ListTasksRequest{}); return err },
@@ -157,12 +157,12 @@ func TestConcurrentCalls(t *testing.T) {
 					if got := artifactText(ev.(*a2a.Task)); got != text {
 						errs <- fmt.Errorf("caller %d got %q", i, got)
 					}
-					evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(echoagent.SlowPrefix+text)))
+					evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(echo.SlowPrefix+text)))
 					if err != nil {
 						errs <- err
 						return
 					}
-					if got := echoText(evs); got != echoagent.SlowPrefix+text {
+					if got := echoText(evs); got != echo.SlowPrefix+text {
 						errs <- fmt.Errorf("caller %d streamed %q", i, got)
 					}
 				})

@@ -16,7 +16,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // The timeouts the tests of hung servers give the client, and the bound
@@ -245,7 +245,7 @@ func TestBlockingSendOutlivesResponseTimeout(t *testing.T) {
 			c := dial(t, s, v, client.WithResponseTimeout(timeout))
 			done := make(chan error, 1)
 			go func() {
-				_, err := c.SendMessage(context.Background(), sendReq(echoagent.SlowPrefix+"wait for me"))
+				_, err := c.SendMessage(context.Background(), sendReq(echo.SlowPrefix+"wait for me"))
 				done <- err
 			}()
 			// The task is held until release: the call waits for it

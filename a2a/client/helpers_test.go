@@ -20,7 +20,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // versions are the protocol versions every method is tried on.
@@ -37,14 +37,14 @@ const (
 // after its first event until the test opens gate (or the run is
 // canceled), so tests that need a running task do not depend on timing.
 type gatedEcho struct {
-	*echoagent.Agent
+	*echo.Executor
 	hold bool
 	gate chan struct{}
 }
 
 func (g *gatedEcho) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
-	inner := g.Agent.Execute(ctx, req)
-	if !g.hold || req.Task != nil || !strings.HasPrefix(req.Message.Text(), echoagent.SlowPrefix) {
+	inner := g.Executor.Execute(ctx, req)
+	if !g.hold || req.Task != nil || !strings.HasPrefix(req.Message.Text(), echo.SlowPrefix) {
 		return inner
 	}
 	return a2atest.PauseAfterFirst(ctx, inner, g.gate)
@@ -67,7 +67,7 @@ type serverOpts struct {
 	// names the served URL.
 	config func(cfg *server.Config)
 	rpc    jsonrpcserver.Options
-	agent  *echoagent.Agent
+	agent  *echo.Executor
 	hold   bool // hold "slow:" tasks after their first event until release
 }
 
@@ -79,9 +79,9 @@ func startEcho(t *testing.T, o serverOpts) *echoServer {
 	s := &echoServer{URL: url, gate: make(chan struct{})}
 	agent := o.agent
 	if agent == nil {
-		agent = &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: slowInterval}
+		agent = &echo.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval}
 	}
-	cfg := server.Config{Card: echoagent.Card(s.URL), Executor: &gatedEcho{Agent: agent, hold: o.hold, gate: s.gate}}
+	cfg := server.Config{Card: echo.Card(s.URL), Executor: &gatedEcho{Executor: agent, hold: o.hold, gate: s.gate}}
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -143,7 +143,7 @@ func sendTask(t *testing.T, c *client.Client, req *a2a.SendMessageRequest) *a2a.
 func startHeld(t *testing.T, c *client.Client, text string) *a2a.Task {
 	t.Helper()
 	task := sendTask(t, c, &a2a.SendMessageRequest{
-		Message:       textMessage(echoagent.SlowPrefix + text),
+		Message:       textMessage(echo.SlowPrefix + text),
 		Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true},
 	})
 	if task.Status.State.Terminal() {
@@ -219,13 +219,13 @@ func echoText(evs []client.Event) string {
 		switch e := ev.Event.(type) {
 		case *a2a.Task:
 			for i := range e.Artifacts {
-				if e.Artifacts[i].ArtifactID == echoagent.ArtifactID {
+				if e.Artifacts[i].ArtifactID == echo.ArtifactID {
 					b.Reset()
 					b.WriteString(e.Artifacts[i].Text())
 				}
 			}
 		case *a2a.TaskArtifactUpdateEvent:
-			if e.Artifact.ArtifactID != echoagent.ArtifactID {
+			if e.Artifact.ArtifactID != echo.ArtifactID {
 				continue
 			}
 			if !e.Append {
@@ -248,7 +248,7 @@ func finalState(evs []client.Event) a2a.TaskState {
 
 func artifactText(task *a2a.Task) string {
 	for i := range task.Artifacts {
-		if task.Artifacts[i].ArtifactID == echoagent.ArtifactID {
+		if task.Artifacts[i].ArtifactID == echo.ArtifactID {
 			return task.Artifacts[i].Text()
 		}
 	}

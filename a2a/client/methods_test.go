@@ -16,7 +16,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 func intp(n int) *int { return &n }
@@ -44,23 +44,23 @@ func TestSendMessage(t *testing.T) {
 		{
 			name: "blocking slow",
 			req: func(*testing.T, *client.Client) *a2a.SendMessageRequest {
-				return sendReq(echoagent.SlowPrefix + "take your time")
+				return sendReq(echo.SlowPrefix + "take your time")
 			},
 			wantState: a2a.TaskStateCompleted,
-			wantText:  echoagent.SlowPrefix + "take your time",
+			wantText:  echo.SlowPrefix + "take your time",
 		},
 		{
 			name: "returnImmediately",
 			req: func(*testing.T, *client.Client) *a2a.SendMessageRequest {
 				return &a2a.SendMessageRequest{
-					Message:       textMessage(echoagent.SlowPrefix + "later"),
+					Message:       textMessage(echo.SlowPrefix + "later"),
 					Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true},
 				}
 			},
 			wantState: a2a.TaskStateSubmitted, // the task as its run started
 			check: func(t *testing.T, c *client.Client, task *a2a.Task) {
 				done := waitState(t, c, task.ID, a2a.TaskStateCompleted)
-				if got := artifactText(done); got != echoagent.SlowPrefix+"later" {
+				if got := artifactText(done); got != echo.SlowPrefix+"later" {
 					t.Errorf("artifact of the finished task = %q", got)
 				}
 			},
@@ -84,7 +84,7 @@ func TestSendMessage(t *testing.T) {
 		{
 			name: "historyLength 1 on a follow-up",
 			req: func(t *testing.T, c *client.Client) *a2a.SendMessageRequest {
-				first := sendTask(t, c, sendReq(echoagent.InputPrefix+"question"))
+				first := sendTask(t, c, sendReq(echo.InputPrefix+"question"))
 				m := textMessage("the answer")
 				m.TaskID = first.ID
 				return &a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(1)}}
@@ -107,7 +107,7 @@ func TestSendMessage(t *testing.T) {
 		{
 			name: "input required",
 			req: func(*testing.T, *client.Client) *a2a.SendMessageRequest {
-				return sendReq(echoagent.InputPrefix + "more please")
+				return sendReq(echo.InputPrefix + "more please")
 			},
 			wantState: a2a.TaskStateInputRequired,
 			check: func(t *testing.T, _ *client.Client, task *a2a.Task) {
@@ -119,7 +119,7 @@ func TestSendMessage(t *testing.T) {
 		{
 			name: "fail",
 			req: func(*testing.T, *client.Client) *a2a.SendMessageRequest {
-				return sendReq(echoagent.FailPrefix + "oops")
+				return sendReq(echo.FailPrefix + "oops")
 			},
 			wantState: a2a.TaskStateFailed,
 			check: func(t *testing.T, _ *client.Client, task *a2a.Task) {
@@ -172,20 +172,20 @@ func TestSendStreamingMessage(t *testing.T) {
 		},
 		{
 			name:      "slow",
-			text:      echoagent.SlowPrefix + text,
+			text:      echo.SlowPrefix + text,
 			wantKinds: slices.Concat([]string{"task", "status"}, slices.Repeat([]string{"artifact"}, slowChunks), []string{"status"}),
 			wantState: a2a.TaskStateCompleted,
-			wantText:  echoagent.SlowPrefix + text,
+			wantText:  echo.SlowPrefix + text,
 		},
 		{
 			name:      "input required",
-			text:      echoagent.InputPrefix + text,
+			text:      echo.InputPrefix + text,
 			wantKinds: []string{"task", "status"},
 			wantState: a2a.TaskStateInputRequired,
 		},
 		{
 			name:      "fail",
-			text:      echoagent.FailPrefix + text,
+			text:      echo.FailPrefix + text,
 			wantKinds: []string{"task", "status"},
 			wantState: a2a.TaskStateFailed,
 		},
@@ -218,7 +218,7 @@ func TestSendStreamingMessage(t *testing.T) {
 				})
 			}
 			t.Run("follow-up", func(t *testing.T) {
-				first, err := collect(c.SendStreamingMessage(context.Background(), sendReq(echoagent.InputPrefix+"q")))
+				first, err := collect(c.SendStreamingMessage(context.Background(), sendReq(echo.InputPrefix+"q")))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -304,7 +304,7 @@ func TestListTasks(t *testing.T) {
 			c := dial(t, s, v)
 			contextID := "list-" + v + "-" + a2a.NewID()
 			var made []string
-			for _, text := range []string{"one", "two", echoagent.FailPrefix + "three"} {
+			for _, text := range []string{"one", "two", echo.FailPrefix + "three"} {
 				m := textMessage(text)
 				m.ContextID = contextID
 				task := sendTask(t, c, &a2a.SendMessageRequest{Message: m})
@@ -412,7 +412,7 @@ func TestCancelTask(t *testing.T) {
 				start func(t *testing.T) *a2a.Task
 			}{
 				{"running slow task", func(t *testing.T) *a2a.Task { return startHeld(t, c, "cancel me") }},
-				{"input required", func(t *testing.T) *a2a.Task { return sendTask(t, c, sendReq(echoagent.InputPrefix+"cancel me")) }},
+				{"input required", func(t *testing.T) *a2a.Task { return sendTask(t, c, sendReq(echo.InputPrefix+"cancel me")) }},
 			}
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
@@ -470,7 +470,7 @@ func TestSubscribeToTask(t *testing.T) {
 			if got, want := kinds(evs), slices.Concat([]string{"task"}, slices.Repeat([]string{"artifact"}, slowChunks), []string{"status"}); !slices.Equal(got, want) {
 				t.Errorf("events = %v, want %v", got, want)
 			}
-			if got := echoText(evs); got != echoagent.SlowPrefix+"follow me" {
+			if got := echoText(evs); got != echo.SlowPrefix+"follow me" {
 				t.Errorf("echo = %q", got)
 			}
 			if finalState(evs) != a2a.TaskStateCompleted {
@@ -485,7 +485,7 @@ func TestSubscribeToInterruptedTask(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			c := dial(t, s, v)
-			task := sendTask(t, c, sendReq(echoagent.InputPrefix+"wait"))
+			task := sendTask(t, c, sendReq(echo.InputPrefix+"wait"))
 			evs, err := collect(c.SubscribeToTask(context.Background(), &a2a.SubscribeToTaskRequest{ID: task.ID}))
 			if err != nil {
 				t.Fatal(err)
@@ -547,7 +547,7 @@ func TestResubscribeFollowsRunningTask(t *testing.T) {
 			if got, want := kinds(evs), slices.Concat([]string{"status"}, slices.Repeat([]string{"artifact"}, slowChunks), []string{"status"}); !slices.Equal(got, want) {
 				t.Errorf("events = %v, want %v", got, want)
 			}
-			if got := echoText(evs); got != echoagent.SlowPrefix+"live" {
+			if got := echoText(evs); got != echo.SlowPrefix+"live" {
 				t.Errorf("echo = %q", got)
 			}
 		})

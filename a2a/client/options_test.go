@@ -11,7 +11,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // TestCallOptionHeaders checks that call options become request headers,
@@ -134,7 +134,7 @@ func TestTimeout(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					c := dial(t, s, v, tc.clientOpts...)
-					m := textMessage(echoagent.SlowPrefix + "too slow")
+					m := textMessage(echo.SlowPrefix + "too slow")
 					m.ContextID = "timeout-" + a2a.NewID()
 					ev, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m}, tc.callOpts...)
 					if !errors.Is(err, context.DeadlineExceeded) {
@@ -166,7 +166,7 @@ func TestTimeout(t *testing.T) {
 // TestTimeoutDoesNotBoundStreams: Timeout applies to unary calls only.
 func TestTimeoutDoesNotBoundStreams(t *testing.T) {
 	s := startEcho(t, serverOpts{})
-	const text = echoagent.SlowPrefix + "longer than the timeout"
+	const text = echo.SlowPrefix + "longer than the timeout"
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			// The slow task takes slowChunks × slowInterval, much more than
@@ -196,7 +196,7 @@ func TestStreamContextCanceled(t *testing.T) {
 			defer cancel()
 			var n int
 			var err error
-			for _, e := range c.SendStreamingMessage(ctx, sendReq(echoagent.SlowPrefix+"never mind")) {
+			for _, e := range c.SendStreamingMessage(ctx, sendReq(echo.SlowPrefix+"never mind")) {
 				if e != nil {
 					err = e
 					break

@@ -13,7 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // selfCardServer serves a card that it makes from its own base URL
@@ -141,18 +141,18 @@ func literal(url string) func(string) string { return func(string) string { retu
 // names another server's interface sends no message there; allowing the
 // other origin (it is the agent's own, elsewhere) makes the calls go there.
 func TestSpoofedCardSendsNothingElsewhere(t *testing.T) {
-	echo := startEcho(t, serverOpts{})
-	spoof := newSelfCardServer(t, func(string) *a2a.AgentCard { return echoagent.Card(echo.URL) })
+	target := startEcho(t, serverOpts{})
+	spoof := newSelfCardServer(t, func(string) *a2a.AgentCard { return echo.Card(target.URL) })
 	rec := newRecorder()
 	_, err := client.New(context.Background(), spoof.URL, client.WithHTTPClient(rec.client()))
-	if !errors.Is(err, client.ErrOriginRefused) || !strings.Contains(err.Error(), echo.URL) {
+	if !errors.Is(err, client.ErrOriginRefused) || !strings.Contains(err.Error(), target.URL) {
 		t.Fatalf("New = %v, want the other origin refused", err)
 	}
 	if reqs := rec.requests(); len(reqs) != 1 || reqs[0].Method != "" {
 		t.Fatalf("requests %+v, want the card fetch only", reqs)
 	}
 
-	c := dialVia(t, spoof.URL, client.WithAllowedOrigins(echo.URL))
+	c := dialVia(t, spoof.URL, client.WithAllowedOrigins(target.URL))
 	if got := artifactText(completedTask(t, c, "allowed")); got != "allowed" {
 		t.Errorf("echo = %q", got)
 	}
@@ -173,7 +173,7 @@ func dialVia(t *testing.T, url string, opts ...client.Option) *client.Client {
 // allowlist entry and reached with one.
 func TestGuard(t *testing.T) {
 	s := startEcho(t, serverOpts{})
-	cardHits := newSelfCardServer(t, func(string) *a2a.AgentCard { return echoagent.Card(s.URL) })
+	cardHits := newSelfCardServer(t, func(string) *a2a.AgentCard { return echo.Card(s.URL) })
 	ctx := context.Background()
 	t.Run("card fetch refused", func(t *testing.T) {
 		_, err := client.New(ctx, cardHits.URL, client.WithGuard(&netguard.Guard{}))

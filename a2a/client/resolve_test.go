@@ -13,7 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/client"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // cardServer serves a fixed agent card (or any body) from a net/http
@@ -205,12 +205,12 @@ func TestNewFromCard(t *testing.T) {
 	}{
 		{
 			name:        "echo card: 1.0",
-			ifaces:      echoagent.Card(url).SupportedInterfaces,
+			ifaces:      echo.Card(url).SupportedInterfaces,
 			wantVersion: a2a.Version, wantURL: url,
 		},
 		{
 			name:        "echo card, asking for 0.3",
-			ifaces:      echoagent.Card(url).SupportedInterfaces,
+			ifaces:      echo.Card(url).SupportedInterfaces,
 			opts:        []client.Option{client.WithProtocolVersion(a2a.Version03)},
 			wantVersion: a2a.Version03, wantURL: url,
 		},
@@ -240,7 +240,7 @@ func TestNewFromCard(t *testing.T) {
 		},
 		{
 			name:    "asking for a version not offered",
-			ifaces:  echoagent.Card(url).SupportedInterfaces,
+			ifaces:  echo.Card(url).SupportedInterfaces,
 			opts:    []client.Option{client.WithProtocolVersion("2.0")},
 			wantErr: []string{"offers no JSONRPC 2.0 interface"},
 		},
@@ -335,7 +335,7 @@ func TestResolveLeavesNoConnectionOpen(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := newCardServer(t, http.StatusOK, cardJSON(t, echoagent.Card(s.URL)))
+			cs := newCardServer(t, http.StatusOK, cardJSON(t, echo.Card(s.URL)))
 			tc.run(t, cs.URL)
 			if cs.gets.Load() != 1 {
 				t.Fatalf("%d card fetches", cs.gets.Load())

@@ -11,7 +11,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // checkResumed checks the streaming requests of a stream that was cut and
@@ -58,7 +58,7 @@ func TestResumeAfterCut(t *testing.T) {
 		{name: "after the task", text: text, cutAfter: 1, cutStreams: 1, wantEvents: 13, wantStreams: 2},
 		{name: "mid-artifact", text: text, cutAfter: 5, cutStreams: 1, wantEvents: 13, wantStreams: 2},
 		{name: "before the final event", text: text, cutAfter: 12, cutStreams: 1, wantEvents: 13, wantStreams: 2},
-		{name: "slow task", text: echoagent.SlowPrefix + text, cutAfter: 3, cutStreams: 1, wantEvents: 3 + slowChunks, wantStreams: 2},
+		{name: "slow task", text: echo.SlowPrefix + text, cutAfter: 3, cutStreams: 1, wantEvents: 3 + slowChunks, wantStreams: 2},
 		{name: "three cuts", text: text, cutAfter: 4, cutStreams: 3, wantEvents: 13, wantStreams: 4},
 		{name: "every stream cut", text: text, cutAfter: 1, cutStreams: -1, resumes: 12, wantEvents: 13, wantStreams: 13},
 		// Attempts count failures in a row: each resumption that delivers
@@ -181,10 +181,10 @@ func TestCutNotResumed(t *testing.T) {
 func TestIdleTimeoutResumes(t *testing.T) {
 	const interval = 300 * time.Millisecond
 	s := startEcho(t, serverOpts{
-		agent: &echoagent.Agent{SlowChunks: slowChunks, SlowInterval: interval},
+		agent: &echo.Executor{SlowChunks: slowChunks, SlowInterval: interval},
 		rpc:   jsonrpcserver.Options{KeepAlive: time.Minute},
 	})
-	const text = echoagent.SlowPrefix + "pauses longer than the idle timeout"
+	const text = echo.SlowPrefix + "pauses longer than the idle timeout"
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()
@@ -248,7 +248,7 @@ func TestIdleTimeoutKeepAlive(t *testing.T) {
 // the task goes on without it.
 func TestBreakEarly(t *testing.T) {
 	s := startEcho(t, serverOpts{})
-	const text = echoagent.SlowPrefix + "nobody is listening"
+	const text = echo.SlowPrefix + "nobody is listening"
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			c := dial(t, s, v)
@@ -299,7 +299,7 @@ func TestIdleTimeoutIgnoresConsumerTime(t *testing.T) {
 		rpc: jsonrpcserver.Options{KeepAlive: 10 * time.Millisecond},
 	})
 	const idle = 200 * time.Millisecond
-	const text = echoagent.SlowPrefix + "a consumer that takes its time"
+	const text = echo.SlowPrefix + "a consumer that takes its time"
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()

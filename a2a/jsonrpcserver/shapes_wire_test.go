@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // TestSendMessageShapes checks the result of a send on both wires.
@@ -28,7 +28,7 @@ func TestSendMessageShapes(t *testing.T) {
 			"history.0.role":           "ROLE_USER",
 			"history.0.messageId":      "m-hello",
 			"history.0.parts.0.text":   "hello",
-			"artifacts.0.artifactId":   echoagent.ArtifactID,
+			"artifacts.0.artifactId":   echo.ArtifactID,
 			"artifacts.0.parts.0.text": "hello",
 			"history.0.taskId":         str(t, task, "id"),
 			"history.0.contextId":      str(t, task, "contextId"),
@@ -57,7 +57,7 @@ func TestSendMessageShapes(t *testing.T) {
 			"history.0.role":           "user",
 			"history.0.parts.0.kind":   "text",
 			"history.0.parts.0.text":   "hello",
-			"artifacts.0.artifactId":   echoagent.ArtifactID,
+			"artifacts.0.artifactId":   echo.ArtifactID,
 			"artifacts.0.parts.0.kind": "text",
 			"artifacts.0.parts.0.text": "hello",
 			"history.0.taskId":         str(t, res, "id"),

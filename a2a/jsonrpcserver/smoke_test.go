@@ -9,11 +9,11 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 func TestSmoke(t *testing.T) {
-	h := a2atest.NewHandler(t, server.Config{Card: echoagent.Card("http://placeholder/"), Executor: new(echoagent.Agent)})
+	h := a2atest.NewHandler(t, server.Config{Card: echo.Card("http://placeholder/"), Executor: new(echo.Executor)})
 	url := a2atest.Serve(t, h, jsonrpcserver.Options{})
 	c := client.NewFromURL(url, a2a.Version)
 	defer c.CloseIdleConnections()

@@ -13,7 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // gated works only when the test lets it: it reports WORKING, waits for
@@ -228,7 +228,7 @@ func TestSubscribeStream(t *testing.T) {
 
 // TestKeepAlive: an idle stream carries SSE comments.
 func TestKeepAlive(t *testing.T) {
-	slow := &echoagent.Agent{SlowChunks: 2, SlowInterval: 200 * time.Millisecond}
+	slow := &echo.Executor{SlowChunks: 2, SlowInterval: 200 * time.Millisecond}
 	w := serve(t, server.Config{Card: echoCard(), Executor: slow}, jsonrpcserver.Options{KeepAlive: 20 * time.Millisecond})
 	for _, sw := range streamWires {
 		t.Run(sw.name, func(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // requestTimeout bounds every request of these tests, so that a server
@@ -64,12 +64,12 @@ func (w *wire) on(t *testing.T) *wire {
 }
 
 // echoCard returns the echo agent's card, to be modified by a test.
-func echoCard() *a2a.AgentCard { return echoagent.Card("http://placeholder/") }
+func echoCard() *a2a.AgentCard { return echo.Card("http://placeholder/") }
 
 // fastEcho is the echo agent with short timings: "slow:" takes 5 chunks
 // 20 ms apart.
-func fastEcho() *echoagent.Agent {
-	return &echoagent.Agent{SlowChunks: 5, SlowInterval: 20 * time.Millisecond}
+func fastEcho() *echo.Executor {
+	return &echo.Executor{SlowChunks: 5, SlowInterval: 20 * time.Millisecond}
 }
 
 func serveEcho(t *testing.T, opts jsonrpcserver.Options) *wire {

@@ -12,7 +12,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // groupedPrefix names the subtests in which newHandler commits events in
@@ -92,7 +92,7 @@ func TestQuickRunIsOneWrite(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
 		log := &countingLog{Log: new(eventlog.Memory)}
 		tasks := &countingStore{Store: new(taskstore.Memory)}
-		h := newHandler(t, &echoagent.Agent{}, func(c *server.Config) {
+		h := newHandler(t, &echo.Executor{}, func(c *server.Config) {
 			c.Events, c.Tasks = log, tasks
 			c.CommitDelay = time.Hour // only the settling event commits
 		})
@@ -177,7 +177,7 @@ func (failingLog) Append(context.Context, string, uint64, ...a2a.Event) error {
 // TestUnstorableTaskFailsTheCall: when a new task's first commit fails, the
 // call that started it gets the error, blocking or streaming.
 func TestUnstorableTaskFailsTheCall(t *testing.T) {
-	h := newHandler(t, &echoagent.Agent{}, func(c *server.Config) {
+	h := newHandler(t, &echo.Executor{}, func(c *server.Config) {
 		c.Events = failingLog{new(eventlog.Memory)}
 		c.CommitDelay = time.Hour
 	})

@@ -21,7 +21,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -44,7 +44,7 @@ func (s *script) Cancel(ctx context.Context, task *a2a.Task) error {
 }
 
 func card() *a2a.AgentCard {
-	c := echoagent.Card("http://test/")
+	c := echo.Card("http://test/")
 	return c
 }
 
@@ -73,8 +73,8 @@ func newHandler(t *testing.T, exec server.AgentExecutor, tweak func(*server.Conf
 	return h
 }
 
-func echo(t *testing.T) *server.Handler {
-	return newHandler(t, &echoagent.Agent{SlowChunks: 5, SlowInterval: 10 * time.Millisecond}, nil)
+func echoHandler(t *testing.T) *server.Handler {
+	return newHandler(t, &echo.Executor{SlowChunks: 5, SlowInterval: 10 * time.Millisecond}, nil)
 }
 
 func send(text string) *a2a.SendMessageRequest {
@@ -135,7 +135,7 @@ func state(ev a2a.Event) a2a.TaskState {
 }
 
 func TestSendBlocking(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	tests := []struct {
 		text  string
@@ -206,7 +206,7 @@ func TestReturnImmediately(t *testing.T) {
 }
 
 func TestHistoryLength(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	first := sendTask(t, h, send("input: a"))
 	task := sendTask(t, h, followUp(first.ID, "b"))
@@ -243,7 +243,7 @@ func TestHistoryLength(t *testing.T) {
 }
 
 func TestFollowUpErrors(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	done := sendTask(t, h, send("hello"))
 	_, err := h.SendMessage(ctx, followUp(done.ID, "again"))
@@ -258,7 +258,7 @@ func TestFollowUpErrors(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	neg := -2
 	tests := map[string]struct {
@@ -290,7 +290,7 @@ func TestValidation(t *testing.T) {
 }
 
 func TestStreamSequence(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	entries, err := collect(t, h.SendStreamingMessage(context.Background(), send("hello world")))
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +440,7 @@ func TestSubscribeAndResume(t *testing.T) {
 }
 
 func TestSubscribeInterrupted(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	task := sendTask(t, h, send("input: x"))
 	entries, err := collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, ""))
@@ -450,7 +450,7 @@ func TestSubscribeInterrupted(t *testing.T) {
 }
 
 func TestConsumerLeavingDoesNotStopTheAgent(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	var taskID string
 	for e, err := range h.SendStreamingMessage(ctx, send("slow: abcde")) {
@@ -491,7 +491,7 @@ func TestCancel(t *testing.T) {
 		}
 	})
 	t.Run("interrupted", func(t *testing.T) {
-		h := echo(t)
+		h := echoHandler(t)
 		task := sendTask(t, h, send("input: x"))
 		got, err := h.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
 		if err != nil || got.Status.State != a2a.TaskStateCanceled {
@@ -501,7 +501,7 @@ func TestCancel(t *testing.T) {
 		wantCode(t, err, a2a.CodeUnsupportedOperation)
 	})
 	t.Run("terminal", func(t *testing.T) {
-		h := echo(t)
+		h := echoHandler(t)
 		task := sendTask(t, h, send("x"))
 		_, err := h.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
 		wantCode(t, err, a2a.CodeTaskNotCancelable)
@@ -660,7 +660,7 @@ func TestRunsNeverInterleave(t *testing.T) {
 }
 
 func TestListTasks(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	var ids []string
 	for i := range 7 {
@@ -724,7 +724,7 @@ func TestListTasks(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	ctx := context.Background()
-	h := newHandler(t, new(echoagent.Agent), func(c *server.Config) {
+	h := newHandler(t, new(echo.Executor), func(c *server.Config) {
 		c.Card = card()
 		c.Card.Capabilities = a2a.AgentCapabilities{}
 	})
@@ -748,12 +748,12 @@ func TestCapabilities(t *testing.T) {
 	_, err = h.GetExtendedAgentCard(ctx, nil)
 	wantCode(t, err, a2a.CodeUnsupportedOperation)
 
-	declared := newHandler(t, new(echoagent.Agent), func(c *server.Config) { c.Card.Capabilities.ExtendedAgentCard = true })
+	declared := newHandler(t, new(echo.Executor), func(c *server.Config) { c.Card.Capabilities.ExtendedAgentCard = true })
 	_, err = declared.GetExtendedAgentCard(ctx, nil)
 	wantCode(t, err, a2a.CodeExtendedAgentCardNotConfigured)
 	ext := card()
 	ext.Description = "extended"
-	configured := newHandler(t, new(echoagent.Agent), func(c *server.Config) {
+	configured := newHandler(t, new(echo.Executor), func(c *server.Config) {
 		c.Card.Capabilities.ExtendedAgentCard = true
 		c.ExtendedCard = ext
 	})
@@ -764,7 +764,7 @@ func TestCapabilities(t *testing.T) {
 
 func TestRequiredExtensions(t *testing.T) {
 	const uri = "https://example.com/ext/v1"
-	h := newHandler(t, new(echoagent.Agent), func(c *server.Config) {
+	h := newHandler(t, new(echo.Executor), func(c *server.Config) {
 		c.Card.Capabilities.Extensions = []a2a.AgentExtension{{URI: uri, Required: true}}
 	})
 	_, err := h.SendMessage(context.Background(), send("x"))
@@ -790,7 +790,7 @@ func TestPushNotifications(t *testing.T) {
 		got <- d
 	}))
 	defer hook.Close()
-	h := newHandler(t, &echoagent.Agent{SlowChunks: 3, SlowInterval: time.Millisecond}, func(c *server.Config) {
+	h := newHandler(t, &echo.Executor{SlowChunks: 3, SlowInterval: time.Millisecond}, func(c *server.Config) {
 		c.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: time.Millisecond}
 	})
 	ctx := context.Background()
@@ -861,7 +861,7 @@ func TestPushNotifications(t *testing.T) {
 }
 
 func TestEviction(t *testing.T) {
-	h := newHandler(t, new(echoagent.Agent), func(c *server.Config) { c.Retention = time.Millisecond })
+	h := newHandler(t, new(echo.Executor), func(c *server.Config) { c.Retention = time.Millisecond })
 	ctx := context.Background()
 	old := sendTask(t, h, send("x"))
 	open := sendTask(t, h, send("input: x"))
@@ -875,7 +875,7 @@ func TestEviction(t *testing.T) {
 }
 
 func TestCloseStopsRuns(t *testing.T) {
-	h, err := server.New(server.Config{Card: card(), Executor: &echoagent.Agent{SlowChunks: 1000, SlowInterval: time.Hour}})
+	h, err := server.New(server.Config{Card: card(), Executor: &echo.Executor{SlowChunks: 1000, SlowInterval: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // eventually polls cond until it holds, failing the test after a bound.
@@ -40,7 +40,7 @@ func wantBusy(t *testing.T, err error) {
 // Every identifier a request carries is bounded where it enters, on every
 // method, so no store ever sees an overlong key.
 func TestIDLimits(t *testing.T) {
-	h := echo(t)
+	h := echoHandler(t)
 	ctx := context.Background()
 	task := sendTask(t, h, send("input: x"))
 	long := strings.Repeat("x", server.DefaultMaxIDBytes+1)
@@ -120,7 +120,7 @@ func TestTaskBytes(t *testing.T) {
 	ctx := context.Background()
 
 	// A message too large for any task is refused before anything starts.
-	h := newHandler(t, new(echoagent.Agent), limit)
+	h := newHandler(t, new(echo.Executor), limit)
 	_, err := h.SendMessage(ctx, send(strings.Repeat("m", 5000)))
 	wantCode(t, err, a2a.CodeInvalidParams)
 	if page, _ := h.ListTasks(ctx, &a2a.ListTasksRequest{}); page.TotalSize != 0 {
@@ -171,7 +171,7 @@ func TestStoreErrorsStayInTheLog(t *testing.T) {
 }
 
 func TestMaxLiveTasks(t *testing.T) {
-	h := newHandler(t, new(echoagent.Agent), func(c *server.Config) { c.Limits.MaxLiveTasks = 3 })
+	h := newHandler(t, new(echo.Executor), func(c *server.Config) { c.Limits.MaxLiveTasks = 3 })
 	ctx := context.Background()
 	var waiting []*a2a.Task
 	for range 3 {
@@ -200,7 +200,7 @@ func TestInputTimeout(t *testing.T) {
 	var hooked sync.Map
 	exec := &script{
 		run: func(ctx context.Context, req *server.ExecRequest, yield func(a2a.Event, error) bool) {
-			for ev, err := range new(echoagent.Agent).Execute(ctx, req) {
+			for ev, err := range new(echo.Executor).Execute(ctx, req) {
 				if !yield(ev, err) {
 					return
 				}
@@ -324,7 +324,7 @@ func TestFinishedTaskBounds(t *testing.T) {
 		return n, err == nil
 	}
 
-	h := newHandler(t, new(echoagent.Agent), func(c *server.Config) { c.Limits.MaxFinishedTasks = 5 })
+	h := newHandler(t, new(echo.Executor), func(c *server.Config) { c.Limits.MaxFinishedTasks = 5 })
 	var tasks []*a2a.Task
 	for range 50 {
 		tasks = append(tasks, sendTask(t, h, send("x")))
@@ -344,7 +344,7 @@ func TestFinishedTaskBounds(t *testing.T) {
 		t.Fatal("the newest task was evicted")
 	}
 
-	h = newHandler(t, new(echoagent.Agent), func(c *server.Config) { c.Retention = 20 * time.Millisecond })
+	h = newHandler(t, new(echo.Executor), func(c *server.Config) { c.Retention = 20 * time.Millisecond })
 	tasks = []*a2a.Task{sendTask(t, h, send("x"))}
 	eventually(t, "evicted with no new task", func() bool { n, _ := kept(h, tasks); return n == 0 })
 }

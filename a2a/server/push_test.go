@@ -15,7 +15,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/push/pushtest"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // waitGoroutines waits until at most n goroutines run, failing the test
@@ -49,7 +49,7 @@ func TestStalledWebhooks(t *testing.T) {
 	)
 	hook := pushtest.NewStalled(t)
 	logs := pushtest.NewLogs()
-	h := newHandler(t, new(echoagent.Agent), func(c *server.Config) {
+	h := newHandler(t, new(echo.Executor), func(c *server.Config) {
 		c.PushSender = &push.Sender{
 			Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}, Logger: logs.Logger(),
 			// The webhook is released by the test, not by a timeout.
@@ -131,7 +131,7 @@ func TestPushConfigCap(t *testing.T) {
 		{"three", 3, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHandler(t, new(echoagent.Agent), func(c *server.Config) {
+			h := newHandler(t, new(echo.Executor), func(c *server.Config) {
 				c.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}}
 				c.Limits.MaxPushConfigsPerTask = tt.max
 			})

@@ -13,12 +13,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/internal/service"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/serve"
 )
 
 func main() {
@@ -31,14 +33,13 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "leaf":
-		err = service.Run(ctx, service.Def{Name: "leaf", Addr: "127.0.0.1:9301", Setup: func(*cli.Flags) service.Build {
-			return func(context.Context, *service.Env) (adk.Agent, error) { return leaf{}, nil }
-		}}, os.Args[2:], os.Stdout)
+		err = serveAgent(ctx, "leaf", os.Args[2:], func(context.Context, *bridge.RemoteConfig) (adk.Agent, error) { return leaf{}, nil })
 	case "relay":
-		err = service.Run(ctx, service.Def{Name: "relay", Addr: "127.0.0.1:9302", Setup: func(f *cli.Flags) service.Build {
-			to := f.String("to", "http://127.0.0.1:9301/", "the agent to relay to")
-			return func(ctx context.Context, env *service.Env) (adk.Agent, error) { return env.Remote(ctx, *to) }
-		}}, os.Args[2:], os.Stdout)
+		to := "http://127.0.0.1:9301/"
+		err = serveAgent(ctx, "relay", os.Args[2:], func(ctx context.Context, rc *bridge.RemoteConfig) (adk.Agent, error) {
+			rc.URL = to
+			return bridge.NewRemoteAgent(ctx, *rc)
+		}, func(fs *flag.FlagSet) { fs.StringVar(&to, "to", to, "the agent to relay to") })
 	case "nats":
 		fs := flag.NewFlagSet("nats", flag.ExitOnError)
 		port := fs.Int("port", 4333, "port")
@@ -57,6 +58,38 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hops:", err)
 		os.Exit(1)
 	}
+}
+
+// serveAgent serves the agent make returns with the flags a2aload hops
+// passes: --addr, --nats (task events published there), --log-level and
+// --retention, plus those more defines.
+func serveAgent(ctx context.Context, name string, args []string, make func(context.Context, *bridge.RemoteConfig) (adk.Agent, error), more ...func(*flag.FlagSet)) error {
+	fs := flag.NewFlagSet(name, flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
+	natsURL := fs.String("nats", "", "NATS server to publish task events to")
+	level := fs.String("log-level", "info", "log level")
+	retention := fs.Duration("retention", 0, "how long finished tasks are kept (0: the default)")
+	for _, m := range more {
+		m(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := cli.Logger(*level)
+	if err != nil {
+		return err
+	}
+	cli.TuneProcess(log) // as the a2amesh command does
+	agent, err := make(ctx, &bridge.RemoteConfig{Wait: time.Minute})
+	if err != nil {
+		return err
+	}
+	s, err := serve.New(ctx, agent, serve.Config{Addr: *addr, NATS: serve.NATS{URL: *natsURL}, Retention: *retention, Logger: log})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s ready at %s\n", name, s.URL())
+	return s.Serve(ctx)
 }
 
 // leaf answers every request at once, with no model.

@@ -30,7 +30,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/natsstore"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // The floor's stream, apart from the mesh's events stream.
@@ -73,7 +73,7 @@ func run(addr, natsURL string, retention, commitDelay time.Duration, publishes i
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	h, err := server.New(server.Config{Card: echoagent.Card(url), Executor: new(echoagent.Agent), Retention: retention,
+	h, err := server.New(server.Config{Card: echo.Card(url), Executor: new(echo.Executor), Retention: retention,
 		CommitDelay: commitDelay, Logger: log, Events: &publishingLog{Log: new(eventlog.Memory), js: js, publishes: publishes}})
 	if err != nil {
 		return err

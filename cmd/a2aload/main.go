@@ -1,10 +1,10 @@
 // Command a2aload drives A2A JSON-RPC servers with load and compares them.
 //
 //	a2aload run --addr 127.0.0.1:9001 --scenario send --conns 32 --duration 10s
-//	a2aload compare --ours bin/echo --peer bin/a2agoecho --floor bin/hertzfloor
+//	a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor
 //	a2aload hops --ours bin/hops --peer bin/adkgohops
-//	a2aload state --echo bin/echo
-//	a2aload soak --ours bin/echo --peer bin/a2agoecho
+//	a2aload state --echo "bin/a2amesh serve echo"
+//	a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
 //
 // compare starts the three servers as separate processes (a2amesh's echo
 // service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -110,8 +111,11 @@ func rotated(ts []*target, r int) []*target {
 	return append(slices.Clone(ts[k:]), ts[:k]...)
 }
 
+// start runs the target: t.bin is a command, its arguments after the
+// binary's path ("bin/a2amesh serve echo"), then t.args.
 func (t *target) start() error {
-	t.cmd = exec.Command(t.bin, t.args...)
+	argv := append(strings.Fields(t.bin), t.args...)
+	t.cmd = exec.Command(argv[0], argv[1:]...)
 	t.cmd.Stdout, t.cmd.Stderr = io.Discard, os.Stderr
 	if err := t.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", t.name, err)
@@ -169,7 +173,7 @@ func (t *target) measure(ctx context.Context, sc scenario, conns int, d time.Dur
 
 func compareCmd(args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ExitOnError)
-	ours := fs.String("ours", "bin/echo", "a2amesh echo service binary")
+	ours := fs.String("ours", "bin/a2amesh serve echo", "a2amesh echo service command")
 	peer := fs.String("peer", "bin/a2agoecho", "a2a-go v2.4.0 echo server binary")
 	floor := fs.String("floor", "bin/hertzfloor", "bare Hertz JSON-RPC echo binary")
 	rounds := fs.Int("rounds", 3, "rounds; the order of servers rotates each round")

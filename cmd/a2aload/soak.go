@@ -16,7 +16,7 @@ import (
 // process.
 func soakCmd(args []string) error {
 	fs := flag.NewFlagSet("soak", flag.ExitOnError)
-	ours := fs.String("ours", "bin/echo", "a2amesh echo service binary")
+	ours := fs.String("ours", "bin/a2amesh serve echo", "a2amesh echo service command")
 	peer := fs.String("peer", "bin/a2agoecho", "a2a-go v2.4.0 echo server binary (blocking sends only; empty skips it)")
 	d := fs.Duration("duration", 60*time.Second, "load per phase and server")
 	slow := fs.Duration("slow-duration", 3*time.Minute, "load of the slow-runs phase, whose finished tasks (22 events each, 50 a second at the default run limit) take about a minute to reach the default bounds on finished tasks")

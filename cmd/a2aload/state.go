@@ -19,7 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/natsstore"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // stateCmd compares the echo service with its state in memory and on
@@ -31,7 +31,7 @@ import (
 // report shows what acknowledged writes alone cost on this machine.
 func stateCmd(args []string) error {
 	fs := flag.NewFlagSet("state", flag.ExitOnError)
-	echo := fs.String("echo", "bin/echo", "a2amesh echo service binary")
+	echo := fs.String("echo", "bin/a2amesh serve echo", "a2amesh echo service command")
 	floor := fs.String("floor", "bin/jsfloor", "durable-write floor binary (empty: no floors)")
 	rounds := fs.Int("rounds", 3, "rounds; which configuration goes first rotates each round")
 	d := fs.Duration("duration", 8*time.Second, "measured load per configuration, scenario and round")
@@ -204,7 +204,7 @@ func crossReplica(ctx context.Context, a, b string, followers int, d time.Durati
 func followOne(ctx context.Context, ca, cb *client.Client) ([]time.Duration, error) {
 	var taskID string
 	// The first event names the task; the run goes on without this stream.
-	for ev, err := range ca.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, echoagent.SlowPrefix+" twenty characters..")}) {
+	for ev, err := range ca.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, echo.SlowPrefix+" twenty characters..")}) {
 		if err != nil {
 			return nil, fmt.Errorf("start a task on replica A: %w", err)
 		}
@@ -226,10 +226,10 @@ func followOne(ctx context.Context, ca, cb *client.Client) ([]time.Duration, err
 		if !ok {
 			continue
 		}
-		s, _ := u.Artifact.Metadata[echoagent.SentAtKey].(string)
+		s, _ := u.Artifact.Metadata[echo.SentAtKey].(string)
 		sent, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return delays, fmt.Errorf("chunk without %s: %w", echoagent.SentAtKey, err)
+			return delays, fmt.Errorf("chunk without %s: %w", echo.SentAtKey, err)
 		}
 		if sent.After(live) {
 			delays = append(delays, now.Sub(sent))

@@ -5,7 +5,7 @@
 //	a2amesh agents             the mesh's agents and whether they are up
 //	a2amesh tasks list|get ID  the gateway's tasks
 //	a2amesh watch              every task event of the mesh, live, from NATS
-//	a2amesh serve NAME         serve one agent service (weather, chat, math, research, writer, router, supervisor, planner)
+//	a2amesh serve NAME         serve one agent service (weather, chat, math, research, writer, router, supervisor, planner, echo)
 //	a2amesh gateway            serve the gateway
 package main
 
@@ -17,10 +17,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/internal/service"
-	"github.com/a2amesh/a2amesh/services/catalog"
 )
 
 func main() {
@@ -62,30 +59,18 @@ func run(ctx context.Context, cmd string, args []string) error {
 	case "watch":
 		return watch(ctx, args, os.Stdout, os.Stderr)
 	case "gateway":
-		return gateway.Run(ctx, args, os.Stdout)
+		return serveGateway(ctx, args, os.Stdout)
 	case "serve":
 		if len(args) == 0 {
 			return fmt.Errorf("serve which service? %s", strings.Join(serviceNames(), ", "))
 		}
-		def, ok := catalog.Find(args[0])
-		if !ok {
-			return fmt.Errorf("no service %q; the services are %s", args[0], strings.Join(serviceNames(), ", "))
-		}
-		return service.Run(ctx, def, args[1:], os.Stdout)
+		return serveService(ctx, args[0], args[1:], os.Stdout)
 	case "help", "-h", "--help":
 		usage()
 		return nil
 	}
 	usage()
 	return exitError(2)
-}
-
-func serviceNames() []string {
-	var out []string
-	for _, d := range catalog.All() {
-		out = append(out, d.Name)
-	}
-	return out
 }
 
 func usage() {

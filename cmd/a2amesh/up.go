@@ -18,9 +18,7 @@ import (
 	"github.com/a2amesh/a2amesh/deploy"
 	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/internal/service"
 	"github.com/a2amesh/a2amesh/natsstore"
-	"github.com/a2amesh/a2amesh/services/catalog"
 )
 
 // up runs the mesh: an embedded NATS server (unless --nats names one),
@@ -68,13 +66,16 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	sup := newSupervisor(ctx, restartPolicy{}, log, stdout, stderr)
 	defer sup.stop()
-	common := []string{"--nats", url, "--data-dir", dir, "--log-level", *logLevel, "--state", *state}
+	common := []string{"--nats", url, "--log-level", *logLevel, "--state", *state}
+	if *state != "nats" { // on NATS, the checkpoints are there too
+		common = append(common, "--data-dir", dir)
+	}
 	fmt.Fprintf(stdout, "a2amesh: NATS at %s, data in %s\n", url, dir)
 	pids := map[string]int{}
-	for _, def := range catalog.All() {
-		args := append([]string{"serve", def.Name, "--addr", addrs[def.Name]}, common...)
+	for _, def := range meshServices() {
+		args := append([]string{"serve", def.name, "--addr", addrs[def.name]}, common...)
 		args = append(args, peerFlags(def, addrs)...)
-		if pids[def.Name], err = sup.start(def.Name, exe, args...); err != nil {
+		if pids[def.name], err = sup.start(def.name, exe, args...); err != nil {
 			return err
 		}
 	}
@@ -96,15 +97,15 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Wait until every agent serves its card.
 	readyCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	for _, name := range append(serviceNames(), "gateway") {
-		if err := waitCard(readyCtx, "http://"+addrs[name]+"/", sup.Failed()); err != nil {
+	for name, addr := range addrs {
+		if err := waitCard(readyCtx, "http://"+addr+"/", sup.Failed()); err != nil {
 			return fmt.Errorf("%s did not come up: %w", name, err)
 		}
 	}
 	gw := "http://" + addrs["gateway"] + "/"
 	fmt.Fprintln(stdout, "a2amesh: the mesh is up")
-	for _, def := range catalog.All() {
-		fmt.Fprintf(stdout, "  %-10s %s  pid %-7d %s\n", def.Name, "http://"+addrs[def.Name]+"/", pids[def.Name], def.Summary)
+	for _, def := range meshServices() {
+		fmt.Fprintf(stdout, "  %-10s %s  pid %-7d %s\n", def.name, "http://"+addrs[def.name]+"/", pids[def.name], def.summary)
 	}
 	fmt.Fprintf(stdout, "  %-10s %s  pid %-7d the whole mesh as one A2A agent\n", "gateway", gw, pids["gateway"])
 	cmd := "go run ./cmd/a2amesh"
@@ -141,7 +142,7 @@ func defaultBasePort() int {
 // distance from the default base port, or ports the kernel picks for
 // base 0.
 func meshAddrs(base int) (map[string]string, error) {
-	if base < 0 || base > 65535-len(catalog.All()) {
+	if base < 0 || base > 65535-len(meshServices()) {
 		return nil, fmt.Errorf("--base-port %d: want 0 (ports the kernel picks) or a port the eight after which are ports too", base)
 	}
 	defaults := defaultAddrs()
@@ -181,8 +182,8 @@ func meshAddrs(base int) (map[string]string, error) {
 
 func defaultAddrs() map[string]string {
 	out := map[string]string{"gateway": gateway.DefaultAddr}
-	for _, def := range catalog.All() {
-		out[def.Name] = def.Addr
+	for _, def := range meshServices() {
+		out[def.name] = def.addr
 	}
 	return out
 }
@@ -200,11 +201,11 @@ func moved(addrs map[string]string) map[string]string {
 // calls where they listen now: every flag of def whose default is the
 // default URL of another process of the mesh (a flag set in the
 // environment is left as it is).
-func peerFlags(def service.Def, addrs map[string]string) []string {
-	// The prefix service.Run gives the flags' environment variables, so
+func peerFlags(def service, addrs map[string]string) []string {
+	// The prefix serveService gives the flags' environment variables, so
 	// that a default taken from the environment shows here too.
-	f := cli.NewFlags(def.Name, strings.ToUpper(strings.ReplaceAll(def.Name, "-", "_")))
-	def.Setup(f)
+	f := cli.NewFlags(def.name, envPrefix(def.name))
+	def.setup(f)
 	urls := moved(addrs)
 	var out []string
 	f.VisitAll(func(fl *flag.Flag) {

@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/a2amesh/a2amesh/services/catalog"
 )
 
 // upBound is how long the whole mesh may take to come up: ten processes
@@ -115,7 +113,7 @@ func TestMeshAddrs(t *testing.T) {
 			t.Errorf("base %d: %v, %v", tt.base, addrs, err)
 			continue
 		}
-		def, _ := catalog.Find("planner")
+		def, _ := findService("planner")
 		if got := strings.Join(peerFlags(def, addrs), " "); got != tt.planner {
 			t.Errorf("base %d: planner's flags %q, want %q", tt.base, got, tt.planner)
 		}
@@ -129,7 +127,7 @@ func TestMeshAddrs(t *testing.T) {
 	for _, a := range addrs {
 		seen[a] = true
 	}
-	if len(seen) != len(catalog.All())+1 {
+	if len(seen) != len(meshServices())+1 {
 		t.Fatalf("base 0: %v", addrs)
 	}
 }

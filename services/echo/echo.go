@@ -1,7 +1,7 @@
-// Package echoagent is the echo agent: the first agent of the mesh and the
+// Package echo is the echo agent: the first agent of the mesh and the
 // reference workload for interop tests and benchmarks. It repeats the text
 // it is sent, and a few prefixes make it exercise the rest of the protocol.
-package echoagent
+package echo
 
 import (
 	"context"
@@ -29,22 +29,22 @@ const (
 // when the agent made it (RFC 3339, nanoseconds).
 const SentAtKey = "sentAt"
 
-// Agent is the echo agent's executor. Its zero value is the standard agent:
+// Executor is the echo agent, an A2A executor. Its zero value is the standard agent:
 // 10 chunks when streaming, and 20 chunks 250 ms apart for "slow:".
-type Agent struct {
+type Executor struct {
 	StreamChunks int
 	SlowChunks   int
 	SlowInterval time.Duration
 }
 
-var _ server.AgentExecutor = (*Agent)(nil)
+var _ server.AgentExecutor = (*Executor)(nil)
 
 // ArtifactID names the artifact that holds the echo.
 const ArtifactID = "echo"
 
 // Execute implements server.AgentExecutor. Every reply's artifact, chunks
 // concatenated, is exactly the text of the message.
-func (a *Agent) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
+func (a *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		text := req.Message.Text()
 		status := func(state a2a.TaskState, msg string) *a2a.TaskStatusUpdateEvent {
@@ -109,7 +109,7 @@ func (a *Agent) Execute(ctx context.Context, req *server.ExecRequest) iter.Seq2[
 
 // Cancel implements server.AgentExecutor: the echo agent holds nothing
 // outside its runs, which stop when their context is canceled.
-func (a *Agent) Cancel(context.Context, *a2a.Task) error { return nil }
+func (a *Executor) Cancel(context.Context, *a2a.Task) error { return nil }
 
 func chunk(req *server.ExecRequest, text string, appendParts, last bool) *a2a.TaskArtifactUpdateEvent {
 	art := a2a.Artifact{ArtifactID: ArtifactID, Name: "echo", Parts: []a2a.Part{a2a.TextPart(text)}}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/adk/model"
+	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/adk/model/openai"
+	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/serve"
+)
+
+// ServeFlags are the flags of a command that serves an agent (each
+// service, echo, the gateway): one flag per serve.Config field, the model
+// settings and the process's own (log level, debug address, wait). A flag
+// that is not given leaves its field zero, so that serve's defaults and
+// serve.Config.Check's rules are the flags' too: a flag given where it
+// does nothing (--heartbeat without --state nats) stops the command with
+// a message that names what to add.
+type ServeFlags struct {
+	f *Flags
+
+	addr, publicURL, nats, state, dataDir, pushAllow, allowedHosts *string
+	retention, commitDelay, heartbeat, eventsMaxAge, tasksMaxAge   *time.Duration
+	eventsPerTask, maxRuns, maxTasks                               *int
+	inputTimeout                                                   *time.Duration
+
+	logLevel, debugAddr                   *string
+	openAIBaseURL, openAIModel, openAIKey *string
+	// Wait is how long to wait for the agents this one calls to come up.
+	Wait *time.Duration
+}
+
+// flagOf names the flag of each serve.Config field.
+var flagOf = map[string]string{
+	"State": "--state", "DataDir": "--data-dir", "PushAllow": "--push-allow", "Retention": "--retention",
+	"NATS.Heartbeat": "--heartbeat", "NATS.TasksMaxAge": "--tasks-max-age", "NATS.EventsMaxAge": "--events-max-age",
+	"NATS.EventsPerTask": "--events-per-task", "NATS": "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task",
+	"Addr": "--addr",
+}
+
+// needsOf says, for each field, what to add to the command line.
+var needsOf = map[string]string{
+	"NATS.Heartbeat":     "applies only with --state nats; add --state nats (and --nats URL) or drop it",
+	"NATS.TasksMaxAge":   "applies only with --state nats; add --state nats (and --nats URL) or drop it",
+	"NATS.EventsMaxAge":  "applies only with --nats; add --nats URL or drop it",
+	"NATS.EventsPerTask": "applies only with --nats; add --nats URL or drop it",
+	"DataDir":            "applies only with --state memory (with --state nats checkpoints are on JetStream); drop one",
+}
+
+// DefineServe defines the serving flags on f, listening on addr by default.
+func DefineServe(f *Flags, addr string) *ServeFlags {
+	return &ServeFlags{
+		f:         f,
+		addr:      f.String("addr", addr, "address to listen on"),
+		publicURL: f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
+		nats: f.StringEnv("nats", "NATS_URL", "",
+			"NATS server: task events are published to it (for `a2amesh watch`), and with --state nats the state lives there (empty: none)"),
+		state: f.StringEnv("state", "A2AMESH_STATE", "memory",
+			"where tasks, their events, webhooks and checkpoints live: memory (this process) or nats (JetStream on --nats, durable and shared by the agent's replicas)"),
+		dataDir: f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "",
+			"with --state memory: directory for checkpoints of interrupted tasks, so they survive a restart (empty: in memory)"),
+		retention: f.Duration("retention", serve.DefaultRetention, "how long finished tasks are kept, and a conversation after its last turn"),
+		commitDelay: f.DurationEnv("commit-delay", "A2AMESH_COMMIT_DELAY", 0,
+			"how long a task event may wait to be stored with the ones after it, one write for the group (a stream sees it this much later at most; 0: each event at once); default 0 in memory, "+natsstore.CommitDelay.String()+" with --state nats"),
+		heartbeat: f.Duration("heartbeat", 10*time.Second,
+			"with --state nats: how long a replica may miss its heartbeat before its peers fail its running tasks (they do within about twice this)"),
+		eventsMaxAge: f.DurationEnv("events-max-age", "A2AMESH_EVENTS_MAX_AGE", 24*time.Hour,
+			"with --nats: how long the NATS events stream keeps task events; the stream is the mesh's, so give every process the same value"),
+		eventsPerTask: f.IntEnv("events-per-task", "A2AMESH_EVENTS_PER_TASK", 0,
+			"with --nats: most events the NATS events stream keeps per task, the oldest dropped first (0: no limit); same for every process"),
+		tasksMaxAge: f.DurationEnv("tasks-max-age", "A2AMESH_TASKS_MAX_AGE", 0,
+			"with --state nats: drop a task that has not changed for this long, such as one whose replica died before deleting it (0: keep until deleted); same for every process"),
+		pushAllow: f.StringEnv("push-allow", "A2AMESH_PUSH_ALLOW", "",
+			"comma-separated CIDR prefixes, IP addresses and host names, each IP or name optionally with :port, that push webhooks may reach despite the SSRF guard (e.g. 127.0.0.0/8,hooks.internal:8443)"),
+		maxRuns: f.IntEnv("max-runs", "A2AMESH_MAX_RUNS", server.DefaultMaxRuns,
+			"most runs of the agent at once (a message that starts or continues a task, until it settles); more wait, then are refused with a retryable error; with a real model, also a bound on spending"),
+		maxTasks: f.IntEnv("max-tasks", "A2AMESH_MAX_TASKS", server.DefaultMaxLiveTasks,
+			"most unfinished tasks (working or waiting for input) held; a new task beyond it is refused with a retryable error"),
+		inputTimeout: f.DurationEnv("input-timeout", "A2AMESH_INPUT_TIMEOUT", server.DefaultInputTimeout,
+			"how long a task may wait for input before it is canceled, and its checkpoint dropped"),
+		allowedHosts: f.StringEnv("allowed-hosts", "A2AMESH_ALLOWED_HOSTS", "",
+			"comma-separated host[:port] names requests may be addressed to (Host, Origin), * for any; empty: the card's URL and the listening address"),
+		logLevel:      f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
+		debugAddr:     f.String("debug-addr", "", "address for /debug/pprof/ (empty: off)"),
+		openAIBaseURL: f.StringEnv("openai-base-url", "OPENAI_BASE_URL", "", "OpenAI-compatible endpoint (empty, with no key: the offline model)"),
+		openAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
+		openAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
+		Wait:          f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+	}
+}
+
+// Config returns the serve.Config the flags give, checked: an error names
+// the flag and what to add or drop.
+func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
+	given := s.f.Given
+	dur := func(name string, d *time.Duration) time.Duration {
+		if given(name) {
+			return *d
+		}
+		return 0
+	}
+	c := serve.Config{
+		Addr: *s.addr, PublicURL: *s.publicURL, State: serve.State(*s.state), DataDir: *s.dataDir,
+		Retention: *s.retention, PushAllow: SplitList(*s.pushAllow), AllowedHosts: SplitList(*s.allowedHosts),
+		Limits: server.Limits{MaxRuns: *s.maxRuns, MaxLiveTasks: *s.maxTasks, InputTimeout: *s.inputTimeout},
+		NATS: serve.NATS{URL: *s.nats, Heartbeat: dur("heartbeat", s.heartbeat), TasksMaxAge: dur("tasks-max-age", s.tasksMaxAge),
+			EventsMaxAge: dur("events-max-age", s.eventsMaxAge)},
+		Logger: log,
+	}
+	if given("events-per-task") {
+		c.NATS.EventsPerTask = *s.eventsPerTask
+	}
+	if given("commit-delay") {
+		// An explicit 0 means none, which is serve's negative.
+		if c.CommitDelay = *s.commitDelay; c.CommitDelay == 0 {
+			c.CommitDelay = -1
+		}
+	}
+	if err := c.Check(); err != nil {
+		var ce *serve.ConfigError
+		if errors.As(err, &ce) {
+			flag, needs := flagOf[ce.Field], needsOf[ce.Field]
+			if flag == "" {
+				flag = ce.Field
+			}
+			if needs == "" {
+				needs = ce.Needs
+			}
+			if ce.Field == "State" && c.State == serve.StateNATS {
+				flag, needs = "--state nats", "needs --nats URL (or NATS_URL)"
+			}
+			if ce.Err != nil {
+				return c, fmt.Errorf("%s: %s: %w", flag, needs, ce.Err)
+			}
+			return c, fmt.Errorf("%s: %s", flag, needs)
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+// Logger returns the logger --log-level asks for.
+func (s *ServeFlags) Logger() (*slog.Logger, error) { return Logger(*s.logLevel) }
+
+// DebugAddr is --debug-addr: where to serve /debug/pprof/ (empty: off).
+func (s *ServeFlags) DebugAddr() string { return *s.debugAddr }
+
+// Model returns the configured model: an OpenAI-compatible endpoint, or
+// the offline model, said so in the log.
+func (s *ServeFlags) Model(log *slog.Logger) (model.ChatModel, error) {
+	if *s.openAIBaseURL == "" && *s.openAIKey == "" {
+		log.Info("using the offline model: deterministic rules, not a language model; set OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL to use one")
+		return offline.New(), nil
+	}
+	m, err := openai.New(openai.Config{BaseURL: *s.openAIBaseURL, Model: *s.openAIModel, APIKey: *s.openAIKey})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("using an OpenAI-compatible model", "base_url", *s.openAIBaseURL, "model", *s.openAIModel)
+	return m, nil
+}
+
+// GCPercent is the GOGC a served agent runs with unless the GOGC
+// environment variable says otherwise. An agent server keeps little live
+// data, so Go's default of 100 collects very often; 200 lets the heap grow
+// to three times the live data instead of two, and takes a hop's added p99
+// latency from about 0.9 ms to 0.2-0.5 ms (docs/benchmarks.md). Where
+// memory is capped, set GOMEMLIMIT too.
+const GCPercent = 200
+
+// TuneProcess sets what a command serving an agent sets process-wide:
+// GOGC (unless the environment sets it) and Hertz's logger, to log.
+func TuneProcess(log *slog.Logger) {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(GCPercent)
+	}
+	RouteHertzLogs(log)
+}

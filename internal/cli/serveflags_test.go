@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2amesh/a2amesh/serve"
+)
+
+// serveConfig parses args as a command serving an agent would.
+func serveConfig(t *testing.T, args ...string) (serve.Config, error) {
+	t.Helper()
+	for _, env := range []string{"TEST_ADDR", "NATS_URL", "A2AMESH_STATE", "A2AMESH_DATA_DIR", "A2AMESH_COMMIT_DELAY", "A2AMESH_PUSH_ALLOW",
+		"A2AMESH_EVENTS_MAX_AGE", "A2AMESH_EVENTS_PER_TASK", "A2AMESH_TASKS_MAX_AGE"} {
+		t.Setenv(env, "") // restored after the test
+		os.Unsetenv(env)
+	}
+	f := NewFlags("test", "TEST")
+	sf := DefineServe(f, "127.0.0.1:0")
+	if err := f.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return sf.Config(nil)
+}
+
+// Every flag that does nothing with the flags it is given stops the
+// command, naming it and what to add; none is silently ignored.
+func TestServeFlagPairs(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // "" when the flags are usable; else what the error says
+	}{
+		{nil, ""},
+		{[]string{"--nats", "nats://127.0.0.1:4222"}, ""},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--events-max-age", "1h", "--events-per-task", "100"}, ""},
+		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--heartbeat", "2s", "--tasks-max-age", "1h"}, ""},
+		{[]string{"--data-dir", "/tmp/a2amesh"}, ""},
+		{[]string{"--state", "nats"}, "--state nats: needs --nats"},
+		{[]string{"--state", "disk"}, `--state: "disk" is neither`},
+		{[]string{"--heartbeat", "2s"}, "--heartbeat: applies only with --state nats"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--heartbeat", "2s"}, "--heartbeat: applies only with --state nats"},
+		{[]string{"--tasks-max-age", "1h"}, "--tasks-max-age: applies only with --state nats"},
+		{[]string{"--events-max-age", "1h"}, "--events-max-age: applies only with --nats"},
+		{[]string{"--events-per-task", "5"}, "--events-per-task: applies only with --nats"},
+		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--data-dir", "/tmp/a2amesh"}, "--data-dir: applies only with --state memory"},
+		{[]string{"--push-allow", "10.0.0.0/8, bad host"}, `--push-allow`},
+	}
+	for _, tt := range tests {
+		_, err := serveConfig(t, tt.args...)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: %v, want no error", tt.args, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q: %v, want an error saying %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestServeFlagsCommitDelay(t *testing.T) {
+	tests := []struct {
+		args []string
+		want time.Duration // serve.Config.CommitDelay: 0 the state's default, negative none
+	}{
+		{nil, 0},
+		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222"}, 0},
+		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--commit-delay", "0"}, -1},
+		{[]string{"--commit-delay", "5ms"}, 5 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		c, err := serveConfig(t, tt.args...)
+		if err != nil || c.CommitDelay != tt.want {
+			t.Errorf("%q: commit delay %v (%v), want %v", tt.args, c.CommitDelay, err, tt.want)
+		}
+	}
+}
+
+func TestServeFlagsPushAllow(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  string
+		bad  string
+	}{
+		{args: []string{"--push-allow", "10.0.0.0/8, bad host"}, bad: "bad host"},
+		{args: []string{"--push-allow", "hooks.internal:0"}, bad: "hooks.internal:0"},
+		{env: "127.0.0.0/8,10.0.0.0/33", bad: "10.0.0.0/33"},
+	} {
+		t.Setenv("A2AMESH_PUSH_ALLOW", tt.env)
+		f := NewFlags("test", "TEST")
+		sf := DefineServe(f, "127.0.0.1:0")
+		if err := f.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := sf.Config(nil)
+		if err == nil || !strings.Contains(err.Error(), "--push-allow") || !strings.Contains(err.Error(), `"`+tt.bad+`"`) {
+			t.Errorf("%q (env %q): %v, want an error naming --push-allow and %q", tt.args, tt.env, err, tt.bad)
+		}
+	}
+	c, err := serveConfig(t, "--push-allow", "127.0.0.0/8, hooks.internal:8443")
+	if err != nil || strings.Join(c.PushAllow, " ") != "127.0.0.0/8 hooks.internal:8443" {
+		t.Fatalf("PushAllow %q, %v", c.PushAllow, err)
+	}
+}

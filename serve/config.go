@@ -1,0 +1,176 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a/server"
+)
+
+// State says where a server keeps its tasks, their events, push
+// notification configs and the checkpoints of interrupted runs.
+type State string
+
+const (
+	// StateMemory keeps them in the process (checkpoints in DataDir when it
+	// is set): fast, and gone when the process ends. With NATS.URL set,
+	// every task event is also published to the mesh's events stream.
+	StateMemory State = "memory"
+	// StateNATS keeps them on JetStream at NATS.URL, under the agent's
+	// name: durable, and shared by the agent's replicas, so that any of
+	// them serves any task and a task outlives the process running it.
+	StateNATS State = "nats"
+)
+
+// DefaultRetention is how long finished tasks are kept when
+// Config.Retention is zero.
+const DefaultRetention = 10 * time.Minute
+
+// Config configures a Server. The zero value serves in memory on a free
+// port of 127.0.0.1. Fields that only apply with another field set (the
+// NATS ones without NATS.URL, DataDir with the state on NATS) are refused
+// by New with a *ConfigError rather than ignored.
+type Config struct {
+	// Addr is the TCP address to listen on; empty: "127.0.0.1:0".
+	Addr string
+	// Listener, when set, is served instead of listening on Addr. The
+	// Server closes it.
+	Listener net.Listener
+	// PublicURL is the URL the agent card names for the agent; empty:
+	// http://<the listening address>/.
+	PublicURL string
+	// Name and Description, when set, present the agent under another
+	// name on its card (a gateway presents a composition as the mesh).
+	Name, Description string
+
+	// State is where tasks live; empty means StateMemory.
+	State State
+	// NATS connects the server to a NATS server.
+	NATS NATS
+	// DataDir, with the state in memory, keeps the checkpoints of
+	// interrupted runs as files under DataDir/<service>/checkpoints, so
+	// that they survive a restart.
+	DataDir string
+	// Service names the process's state (its checkpoint directory, its
+	// NATS connection and stores); empty: the agent's name.
+	Service string
+
+	// Retention is how long finished tasks are kept, and a conversation
+	// after its last turn; zero means DefaultRetention.
+	Retention time.Duration
+	// CommitDelay is how long a task event may wait to be stored with the
+	// ones after it, one write for the group. Zero means the state's
+	// default: none in memory, natsstore.CommitDelay on NATS; negative
+	// means none.
+	CommitDelay time.Duration
+	// PushAllow lists what push webhooks may reach despite the SSRF guard:
+	// CIDR prefixes, IP addresses and host names, each IP or name
+	// optionally with :port (netguard.Guard.Allow).
+	PushAllow []string
+	// Limits bound what the server holds and runs; zero fields take the
+	// server package's defaults.
+	Limits server.Limits
+	// AllowedHosts are the host[:port] names requests may be addressed to
+	// (Host, Origin), "*" for any; empty: the card's URL and the
+	// listening address.
+	AllowedHosts []string
+	// ShutdownGrace is how long Serve lets open requests finish once its
+	// context ends; zero means 2 s.
+	ShutdownGrace time.Duration
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// NATS is how a server uses NATS. Every field but URL applies only with
+// URL set, and those marked so only with the state on NATS.
+type NATS struct {
+	// URL is the NATS server; empty: none.
+	URL string
+	// Heartbeat, with the state on NATS, is how long a replica may miss
+	// its heartbeat before its peers fail its running tasks (they do
+	// within about twice this); zero means 10 s.
+	Heartbeat time.Duration
+	// TasksMaxAge, with the state on NATS, drops a task that has not
+	// changed for this long, such as one whose replica died before
+	// deleting it; zero keeps tasks until they are deleted.
+	TasksMaxAge time.Duration
+	// EventsMaxAge is how long the mesh's events stream keeps task
+	// events; zero means 24 h. The stream is the mesh's: give every
+	// process the same value.
+	EventsMaxAge time.Duration
+	// EventsPerTask is the most events the stream keeps per task, the
+	// oldest dropped first; zero means no limit. Same for every process.
+	EventsPerTask int
+}
+
+// ConfigError reports a Config field that cannot be used as given.
+type ConfigError struct {
+	// Field is the field, as in Go ("NATS.Heartbeat").
+	Field string
+	// Needs is what is missing or wrong, in words, naming fields.
+	Needs string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("serve: %s: %s: %v", e.Field, e.Needs, e.Err)
+	}
+	return fmt.Sprintf("serve: %s: %s", e.Field, e.Needs)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ErrConfig is what every *ConfigError matches with errors.Is.
+var ErrConfig = errors.New("serve: bad config")
+
+// Is makes errors.Is(err, ErrConfig) true for every ConfigError.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Check reports the first field of c that cannot be used as given: an
+// unknown State, the state on NATS without a NATS URL, a field that
+// applies only with another (NATS settings without NATS.URL, the
+// replica-only NATS settings or DataDir with the state in memory or on
+// NATS respectively), a negative duration or count where none is
+// meaningful. New calls it; commands call it to stop before they wait
+// for anything.
+func (c *Config) Check() error {
+	state := c.State
+	if state == "" {
+		state = StateMemory
+	}
+	switch {
+	case state != StateMemory && state != StateNATS:
+		return &ConfigError{Field: "State", Needs: fmt.Sprintf("%q is neither %q nor %q", c.State, StateMemory, StateNATS)}
+	case state == StateNATS && c.NATS.URL == "":
+		return &ConfigError{Field: "State", Needs: "the state on NATS needs NATS.URL"}
+	case state == StateNATS && c.DataDir != "":
+		return &ConfigError{Field: "DataDir", Needs: "applies only with the state in memory (on NATS the checkpoints are on JetStream)"}
+	case c.NATS.URL == "" && (c.NATS.EventsMaxAge != 0 || c.NATS.EventsPerTask != 0):
+		field := "NATS.EventsMaxAge"
+		if c.NATS.EventsPerTask != 0 {
+			field = "NATS.EventsPerTask"
+		}
+		return &ConfigError{Field: field, Needs: "applies only with NATS.URL (it configures the events stream on NATS)"}
+	case state != StateNATS && (c.NATS.Heartbeat != 0 || c.NATS.TasksMaxAge != 0):
+		field := "NATS.Heartbeat"
+		if c.NATS.TasksMaxAge != 0 {
+			field = "NATS.TasksMaxAge"
+		}
+		return &ConfigError{Field: field, Needs: "applies only with State: StateNATS (replicas sharing their state on JetStream)"}
+	case c.NATS.Heartbeat < 0 || c.NATS.TasksMaxAge < 0 || c.NATS.EventsMaxAge < 0 || c.NATS.EventsPerTask < 0:
+		return &ConfigError{Field: "NATS", Needs: "durations and counts must not be negative"}
+	case c.Retention < 0:
+		return &ConfigError{Field: "Retention", Needs: "must not be negative"}
+	case c.Listener != nil && c.Addr != "":
+		return &ConfigError{Field: "Addr", Needs: "set Addr or Listener, not both"}
+	}
+	if _, err := c.pushSender(nil); err != nil {
+		return &ConfigError{Field: "PushAllow", Needs: "an entry is not a CIDR prefix, IP address or host name", Err: err}
+	}
+	return nil
+}

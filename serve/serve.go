@@ -1,0 +1,268 @@
+// Package serve runs an agent as a complete A2A server: the agent card at
+// /.well-known/agent-card.json, JSON-RPC (A2A 1.0 and 0.3) with SSE
+// streaming on Hertz, push notifications behind an SSRF guard, tasks,
+// events and checkpoints in memory or on NATS JetStream, and a graceful
+// shutdown when the context ends.
+//
+// Any adk.Agent is served with New (or Agent, which also serves it); an
+// A2A executor written against a2a/server directly is served with
+// NewExecutor. Both take the same Config, whose zero value serves in
+// memory on a free port of 127.0.0.1.
+//
+// The package changes no process-wide state: it neither sets GOGC nor
+// Hertz's global logger, which a command may do (cmd/a2amesh does both).
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
+	"github.com/a2amesh/a2amesh/a2a/netguard"
+	"github.com/a2amesh/a2amesh/a2a/push"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/natsstore"
+)
+
+// Server is one agent served over A2A. Make it with New or NewExecutor,
+// then call Serve once; a Server that is never served must be closed.
+type Server struct {
+	url     string
+	card    *a2a.AgentCard
+	log     *slog.Logger
+	ln      net.Listener
+	st      *state
+	handler *server.Handler
+	rpc     *jsonrpcserver.Server
+	grace   time.Duration
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Agent serves agent as New configures it until ctx ends.
+func Agent(ctx context.Context, agent adk.Agent, cfg Config) error {
+	s, err := New(ctx, agent, cfg)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// New listens and opens the stores for serving agent: the card comes from
+// the agent (its name, description and skills; see bridge.Card), its runs
+// are checkpointed so that an interrupted task resumes, and a second task
+// in the same context sees the earlier turns. ctx bounds opening the
+// stores; Serve takes the context that ends serving.
+func New(ctx context.Context, agent adk.Agent, cfg Config) (*Server, error) {
+	if agent == nil {
+		return nil, &ConfigError{Field: "agent", Needs: "an agent to serve"}
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	return newServer(ctx, cfg, agent.Name(ctx), func(url string, st *state, log *slog.Logger) (*a2a.AgentCard, server.AgentExecutor, error) {
+		exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: agent, CheckPointStore: st.checkpoints,
+			Tasks: st.tasks, Conversations: &bridge.MemoryConversations{MaxAge: cfg.retention()}, Logger: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return bridge.Card(ctx, agent, url), exec, nil
+	})
+}
+
+// NewExecutor is New for an A2A executor: card describes it, and its
+// supported interfaces are set to the server's URL.
+func NewExecutor(ctx context.Context, exec server.AgentExecutor, card *a2a.AgentCard, cfg Config) (*Server, error) {
+	if exec == nil || card == nil {
+		return nil, &ConfigError{Field: "executor", Needs: "an executor and its card"}
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	return newServer(ctx, cfg, card.Name, func(url string, _ *state, _ *slog.Logger) (*a2a.AgentCard, server.AgentExecutor, error) {
+		c := *card
+		c.SupportedInterfaces = []a2a.AgentInterface{
+			{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version03},
+		}
+		return &c, exec, nil
+	})
+}
+
+type makeFunc func(url string, st *state, log *slog.Logger) (*a2a.AgentCard, server.AgentExecutor, error)
+
+func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *Server, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	sender, err := cfg.pushSender(log)
+	if err != nil {
+		return nil, err
+	}
+	ln := cfg.Listener
+	if ln == nil {
+		addr := cfg.Addr
+		if addr == "" {
+			addr = "127.0.0.1:0"
+		}
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
+	s := &Server{ln: ln, log: log, grace: cfg.ShutdownGrace}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.grace <= 0 {
+		s.grace = 2 * time.Second
+	}
+	s.url = cfg.PublicURL
+	if s.url == "" {
+		s.url = "http://" + ln.Addr().String() + "/"
+	}
+	cardName := name
+	if cfg.Name != "" {
+		cardName = cfg.Name
+	}
+	service := cfg.Service
+	if service == "" {
+		service = name
+	}
+	if s.st, err = openState(ctx, &cfg, service, cardName, log); err != nil {
+		return nil, err
+	}
+	card, exec, err := make(s.url, s.st, log)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	present(card, cfg.Name, cfg.Description)
+	s.card = card
+	hc := server.Config{Card: card, Executor: exec, Tasks: s.st.tasks, Events: s.st.events, PushConfigs: s.st.push,
+		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Logger: log}
+	if s.st.maxTaskBytes > 0 {
+		hc.Limits.MaxTaskBytes = s.st.maxTaskBytes
+	}
+	if s.st.peers != nil {
+		hc.Peers = s.st.peers
+	}
+	if s.handler, err = server.New(hc); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	if s.rpc, err = jsonrpcserver.New(s.handler, jsonrpcserver.Options{AllowedHosts: cfg.AllowedHosts, Logger: log}); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	return s, nil
+}
+
+// present renames a card's agent: a card of one skill named after the
+// agent (bridge.Card's default) has that skill renamed too.
+func present(card *a2a.AgentCard, name, desc string) {
+	if name == "" && desc == "" {
+		return
+	}
+	solo := len(card.Skills) == 1 && card.Skills[0].ID == card.Name
+	if name != "" {
+		if solo {
+			card.Skills[0].ID, card.Skills[0].Name = name, name
+		}
+		card.Name = name
+	}
+	if desc != "" {
+		if solo {
+			card.Skills[0].Description = desc
+		}
+		card.Description = desc
+	}
+}
+
+// URL is the agent's URL as its card names it.
+func (s *Server) URL() string { return s.url }
+
+// Card is the agent card the server serves. Callers must not modify it.
+func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// Handler is the protocol handler, for mounting the agent on a server of
+// one's own.
+func (s *Server) Handler() *server.Handler { return s.handler }
+
+// Serve serves requests until ctx ends, then lets open requests finish
+// within Config.ShutdownGrace, stops the agent's runs and closes the
+// stores and the listener. It returns nil after a shutdown ctx asked for;
+// it returns an error wrapping natsstore.ErrClosed when serving stopped
+// because the connection to NATS closed for good (every request needs it
+// with the state on NATS, so a process should exit and be restarted).
+func (s *Server) Serve(ctx context.Context) error {
+	defer s.Close()
+	if s.st.conn != nil {
+		var stop context.CancelFunc
+		ctx, stop = s.st.conn.Context(ctx)
+		defer stop()
+	}
+	if s.st.peers != nil {
+		defer s.st.peers.Start(ctx, s.handler)()
+	}
+	s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
+	serveErr := s.rpc.Serve(ctx, s.ln, s.grace)
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.handler.Close(closeCtx); err != nil {
+		s.log.Warn("closing the agent", "err", err)
+	}
+	if err := context.Cause(ctx); errors.Is(err, natsstore.ErrClosed) {
+		s.log.Error("stopped serving: the connection to NATS closed for good and every request needs it; start the service again", "err", err)
+		return fmt.Errorf("serve: %w", err)
+	}
+	return serveErr
+}
+
+// Close releases what New opened: the listener and the stores. Serve
+// calls it; call it only for a Server that is not served.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			s.closeErr = err
+		}
+		if s.st != nil {
+			s.st.close()
+		}
+	})
+	return s.closeErr
+}
+
+func (c *Config) retention() time.Duration {
+	if c.Retention == 0 {
+		return DefaultRetention
+	}
+	return c.Retention
+}
+
+func (c *Config) commitDelay() time.Duration {
+	switch {
+	case c.CommitDelay < 0:
+		return 0
+	case c.CommitDelay == 0 && c.State == StateNATS:
+		return natsstore.CommitDelay
+	}
+	return c.CommitDelay
+}
+
+// pushSender returns the push notification sender the config gives.
+func (c *Config) pushSender(log *slog.Logger) (*push.Sender, error) {
+	s := &push.Sender{Guard: netguard.Guard{Allow: c.PushAllow}, Logger: log}
+	if err := s.Guard.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}

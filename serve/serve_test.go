@@ -1,0 +1,259 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/serve"
+	"github.com/a2amesh/a2amesh/services/echo"
+)
+
+func TestConfigCheck(t *testing.T) {
+	const url = "nats://127.0.0.1:4222"
+	tests := []struct {
+		name  string
+		cfg   serve.Config
+		field string // "" when the config is usable
+	}{
+		{"zero", serve.Config{}, ""},
+		{"memory with events on NATS", serve.Config{NATS: serve.NATS{URL: url, EventsMaxAge: time.Hour, EventsPerTask: 10}}, ""},
+		{"state on NATS", serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: url, Heartbeat: time.Second, TasksMaxAge: time.Hour}}, ""},
+		{"checkpoints in a directory", serve.Config{DataDir: "/tmp/x"}, ""},
+		{"unknown state", serve.Config{State: "disk"}, "State"},
+		{"state on NATS without a URL", serve.Config{State: serve.StateNATS}, "State"},
+		{"data dir with the state on NATS", serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: url}, DataDir: "/tmp/x"}, "DataDir"},
+		{"heartbeat in memory", serve.Config{NATS: serve.NATS{URL: url, Heartbeat: time.Second}}, "NATS.Heartbeat"},
+		{"tasks max age in memory", serve.Config{NATS: serve.NATS{TasksMaxAge: time.Hour}}, "NATS.TasksMaxAge"},
+		{"events max age without NATS", serve.Config{NATS: serve.NATS{EventsMaxAge: time.Hour}}, "NATS.EventsMaxAge"},
+		{"events per task without NATS", serve.Config{NATS: serve.NATS{EventsPerTask: 5}}, "NATS.EventsPerTask"},
+		{"negative retention", serve.Config{Retention: -time.Second}, "Retention"},
+		{"bad push allowlist", serve.Config{PushAllow: []string{"not a host"}}, "PushAllow"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Check()
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("Check() = %v, want nil", err)
+				}
+				return
+			}
+			var ce *serve.ConfigError
+			if !errors.As(err, &ce) || ce.Field != tt.field || !errors.Is(err, serve.ErrConfig) {
+				t.Fatalf("Check() = %v, want a ConfigError on %s", err, tt.field)
+			}
+		})
+	}
+}
+
+// logBuffer is a log destination for a server and the test reading it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start serves a test agent on the offline model with cfg until the test
+// ends; done receives what Serve returns.
+func start(t *testing.T, cfg serve.Config) (s *serve.Server, done <-chan error, logs *logBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "TestAgent", Description: "tests", Model: offline.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = new(logBuffer)
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	s, err = serve.New(ctx, agent, cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ch, stopped := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		ch <- s.Serve(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-stopped:
+		case <-time.After(15 * time.Second):
+			t.Error("the server did not stop within 15 s")
+		}
+		select {
+		case err := <-ch: // unless the test took it
+			if err != nil {
+				t.Errorf("Serve = %v", err)
+			}
+		default:
+		}
+	})
+	return s, ch, logs
+}
+
+func TestServeAnAgent(t *testing.T) {
+	s, _, _ := start(t, serve.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.New(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	if got := c.Card().Name; got != "TestAgent" {
+		t.Errorf("card name %q", got)
+	}
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hello")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) == 0 {
+		t.Fatalf("SendMessage = %#v, want a completed task with an answer", res)
+	}
+}
+
+func TestServeAnExecutorUnderAnotherName(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := serve.NewExecutor(ctx, new(echo.Executor), echo.Card(""), serve.Config{Name: "Parrot", Description: "repeats"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	c, err := client.New(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	card := c.Card()
+	if card.Name != "Parrot" || card.Description != "repeats" || card.SupportedInterfaces[0].URL != s.URL() {
+		t.Errorf("card %+v", card)
+	}
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "polly")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, ok := res.(*a2a.Task); !ok || task.Artifacts[0].Parts[0].Text != "polly" {
+		t.Fatalf("SendMessage = %#v", res)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve after its context ended = %v, want nil", err)
+	}
+}
+
+// A Server that is never served releases its listener on Close.
+func TestCloseUnserved(t *testing.T) {
+	ctx := context.Background()
+	s, err := serve.NewExecutor(ctx, new(echo.Executor), echo.Card(""), serve.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.URL(), "http://"), "/")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("the address is still held after Close: %v", err)
+	}
+	ln.Close()
+}
+
+// startNATS runs a NATS server with JetStream on dir and port (-1: any),
+// asking clients for token if it is not empty.
+func startNATS(t *testing.T, dir string, port int, token string) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		Authorization: token, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return srv
+}
+
+// With the state on NATS, a message that would make a task too large for
+// the stores (NATS's max_payload) is refused up front with a clear error,
+// not taken and then lost in a failed write; the server goes on serving.
+func TestTaskSizeFitsTheStores(t *testing.T) {
+	srv := startNATS(t, t.TempDir(), -1, "")
+	s, _, logs := start(t, serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL()}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.New(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	big := a2a.NewTextMessage(a2a.RoleUser, strings.Repeat("x", 1100<<10))
+	_, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: big})
+	if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "bytes per task") {
+		t.Fatalf("a 1.1 MB message with 1 MB NATS messages: %v, want -32602 naming the limit\n%s", err, logs.String())
+	}
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hello")})
+	if err != nil {
+		t.Fatalf("after the refusal: %v", err)
+	}
+	if task, ok := res.(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("after the refusal: %#v", res)
+	}
+}
+
+// With the state on NATS, a connection nats.go closes for good (here: NATS
+// came back asking for credentials the server does not have) stops Serve
+// with an error that says so, so that the process exits and is restarted,
+// instead of staying up failing every request.
+func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
+	dir := t.TempDir()
+	srv := startNATS(t, dir, -1, "")
+	_, done, logs := start(t, serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL(), Heartbeat: time.Second}})
+
+	port := srv.Addr().(*net.TCPAddr).Port
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	startNATS(t, dir, port, "a token the server does not have")
+	select {
+	case err := <-done:
+		if !errors.Is(err, natsstore.ErrClosed) {
+			t.Fatalf("Serve stopped with %v, want natsstore.ErrClosed\n%s", err, logs.String())
+		}
+		if !strings.Contains(logs.String(), "connection to NATS closed for good") {
+			t.Fatalf("no log line says why:\n%s", logs.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("still serving 20 s after the NATS connection closed for good\n%s", logs.String())
+	}
+}

@@ -1,0 +1,58 @@
+// Package research is the mesh's research agent: it searches a corpus of
+// documents (the project's own docs by default) and reports what they
+// say, citing the files.
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/a2amesh/a2amesh"
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model"
+	"github.com/a2amesh/a2amesh/adk/tool"
+	"github.com/a2amesh/a2amesh/tools/search"
+)
+
+// Config configures the research agent.
+type Config struct {
+	// Model is what the agent thinks with; required.
+	Model model.ChatModel
+	// Corpus holds the .md and .txt documents to search; nil: the
+	// project's own docs.
+	Corpus fs.FS
+}
+
+// New returns the research agent, ResearchAgent.
+func New(ctx context.Context, cfg Config) (adk.Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("research: Config.Model is required")
+	}
+	t, err := Tool(cfg.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	return adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+		Name: "ResearchAgent", Description: "Researches topics by searching the documents and reports the findings",
+		Instruction: "You research. Search the documents with search_docs and report what they say, citing the files.",
+		Model:       cfg.Model, ToolsConfig: adk.ToolsConfig{Tools: []tool.Tool{t}},
+	})
+}
+
+// Tool returns the agent's search tool, search_docs, over corpus (nil:
+// the project's own docs), for agents that research in-process.
+func Tool(corpus fs.FS) (tool.Tool, error) {
+	if corpus == nil {
+		corpus = a2amesh.Docs
+	}
+	ix, err := search.Build(corpus)
+	if err != nil {
+		return nil, fmt.Errorf("research: %w", err)
+	}
+	if ix.Len() == 0 {
+		return nil, errors.New("research: the corpus has no .md or .txt documents")
+	}
+	return search.Tool("search_docs", "Research a topic: search the documents for it", ix), nil
+}

@@ -1,0 +1,37 @@
+// Package router is the mesh's router agent: it transfers each request to
+// the agent that fits it best, among its sub-agents or the agents a caller
+// offers it, and answers only what none fits.
+package router
+
+import (
+	"context"
+	"errors"
+
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model"
+)
+
+// Config configures the router agent.
+type Config struct {
+	// Model is what the router thinks with; required.
+	Model model.ChatModel
+	// Agents are the agents it routes to (local or remote); none: the
+	// agents a caller offers it (a gateway that makes it the parent of
+	// others).
+	Agents []adk.Agent
+}
+
+// New returns the router agent, RouterAgent.
+func New(ctx context.Context, cfg Config) (adk.Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("router: Config.Model is required")
+	}
+	r, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+		Name: "RouterAgent", Description: "Routes each request to the agent that can answer it",
+		Instruction: "You route requests. Answer only what no other agent fits.", Model: cfg.Model,
+	})
+	if err != nil || len(cfg.Agents) == 0 {
+		return r, err
+	}
+	return adk.SetSubAgents(ctx, r, cfg.Agents)
+}
