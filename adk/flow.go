@@ -62,7 +62,11 @@ func WithDisallowTransferToParent() AgentOption {
 // WithHistoryRewriter replaces how the agent's input is made from the run's
 // history. By default the run's input comes first, then every message the
 // agents before it produced: its own as they were, other agents' as user
-// messages that say "For context: [Agent] said ...".
+// messages that say "For context: [Agent] said ...", marked as context
+// (ContextMessageKey). The messages h makes are taken as they are: one that
+// retells another agent's message is context only if h marks it, whatever
+// its text says, so UserRequest and the offline model take an unmarked
+// "For context: ..." message for the person's words.
 func WithHistoryRewriter(h HistoryRewriter) AgentOption {
 	return AgentOption{func(a *flowAgent) { a.rewriter = h }}
 }
@@ -511,8 +515,9 @@ func (a *flowAgent) input(ctx context.Context, s *session, path []RunStep) (*Age
 }
 
 // rewriteForContext turns another agent's message into a user message that
-// tells the reader what that agent said or did; nil when there is nothing
-// to tell.
+// tells the reader what that agent said or did, marked as context
+// (ContextMessageKey) so that nothing takes it for the person's request;
+// nil when there is nothing to tell.
 func rewriteForContext(m *schema.Message, agent string) *schema.Message {
 	var b strings.Builder
 	b.WriteString("For context:")
@@ -537,5 +542,7 @@ func rewriteForContext(m *schema.Message, agent string) *schema.Message {
 	if b.Len() == len("For context:") {
 		return nil
 	}
-	return schema.UserMessage(b.String())
+	out := schema.UserMessage(b.String())
+	out.Extra = map[string]any{ContextMessageKey: agent}
+	return out
 }

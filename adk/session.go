@@ -308,8 +308,12 @@ func GetSessionValues(ctx context.Context) map[string]any {
 	return map[string]any{}
 }
 
-// RunInput returns the messages the run ctx belongs to started with: what
-// the user asked. Outside a run it is nil.
+// RunInput returns the messages the run ctx belongs to started with;
+// outside a run it is nil. A run a caller started (a Runner's) begins with
+// what the person sent, earlier turns included; a run that serves a caller
+// in another process (bridge.Executor) begins with the calling agent's
+// whole input, context about the caller's agents included.
+// UserRequest(RunInput(ctx)) is the person's request in both.
 func RunInput(ctx context.Context) []*schema.Message {
 	if st := stateOf(ctx); st != nil {
 		return st.session.input

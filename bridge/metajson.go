@@ -255,7 +255,9 @@ func plainMessagePtr(v any, dst **schema.Message) bool {
 			ok = plainString(v, &msg.ToolCallID)
 		case "tool_name":
 			ok = plainString(v, &msg.ToolName)
-		default: // multi_content, response_meta, extra
+		case "extra":
+			ok = plainContextMark(v, &msg.Extra)
+		default: // multi_content, response_meta
 			ok = false
 		}
 		if !ok {
@@ -264,6 +266,24 @@ func plainMessagePtr(v any, dst **schema.Message) bool {
 	}
 	*dst = msg
 	return true
+}
+
+// plainContextMark takes the one Extra every hop carries, the context
+// mark (adk.ContextMessageKey with an agent's name): context messages make
+// up most of a transferred-to agent's input. Any other Extra declines.
+func plainContextMark(v any, dst *map[string]any) bool {
+	if v == nil {
+		return true
+	}
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return false
+	}
+	agent, ok := m[adk.ContextMessageKey].(string)
+	if ok {
+		*dst = map[string]any{adk.ContextMessageKey: agent}
+	}
+	return ok
 }
 
 func plainToolCalls(v any, dst *[]schema.ToolCall) bool {
@@ -425,9 +445,20 @@ func (r *resultMeta) AppendJSON(dst []byte) ([]byte, error) {
 }
 
 // plainEncodable reports whether appendMessage writes m: a nil message or
-// one without multi-part content, response metadata or extras.
+// one without multi-part content, response metadata or extras other than
+// the context mark.
 func plainEncodable(m *schema.Message) bool {
-	return m == nil || len(m.MultiContent) == 0 && m.ResponseMeta == nil && len(m.Extra) == 0
+	return m == nil || len(m.MultiContent) == 0 && m.ResponseMeta == nil && (len(m.Extra) == 0 || contextMark(m.Extra))
+}
+
+// contextMark reports whether extra is the context mark alone: the only
+// Extra appendMessage writes.
+func contextMark(extra map[string]any) bool {
+	if len(extra) != 1 {
+		return false
+	}
+	_, ok := extra[adk.ContextMessageKey].(string)
+	return ok
 }
 
 func appendMessage(dst []byte, m *schema.Message) []byte {
@@ -461,6 +492,12 @@ func appendMessage(dst []byte, m *schema.Message) []byte {
 	}
 	w.str("tool_call_id", m.ToolCallID)
 	w.str("tool_name", m.ToolName)
+	if len(m.Extra) > 0 { // the context mark (plainEncodable)
+		w.key("extra")
+		w.dst = append(w.dst, `{"`+adk.ContextMessageKey+`":`...)
+		w.dst = fastjson.AppendString(w.dst, m.Extra[adk.ContextMessageKey].(string))
+		w.dst = append(w.dst, '}')
+	}
 	return append(w.dst, '}')
 }
 

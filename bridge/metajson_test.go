@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
@@ -13,10 +15,40 @@ import (
 var metaSeeds = []string{
 	`{"agent":"leaf","run_path":[{"agent":"router"},{"agent":"leaf"}],"role":"assistant","message":{"role":"assistant","content":"hi","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"output":true,"streaming":true}`,
 	`{"agent":"w","tool_name":"t","message":{"role":"tool","content":"r","tool_call_id":"c1","tool_name":"t","name":"n"},"error":"e","stream_error":"s","customized_output":{"k":[1,2]},"action":null}`,
-	`{"run_path":[{"agent":"a"}],"callers":[{"name":"r","description":"d"}],"session_values":{"k":{"type":"string","value":"v"}},"input":[{"role":"user","content":"hello"},null],"streaming":false,"resume_task":"t"}`,
+	`{"run_path":[{"agent":"a"}],"callers":[{"name":"r","description":"d"}],"session_values":{"k":{"type":"string","value":"v"}},"input":[{"role":"user","content":"hello"},null,{"role":"user","content":"For context: [r] said: hi","extra":{"a2amesh.adk.context":"r"}}],"streaming":false,"resume_task":"t"}`,
 	`{"session_values":{}}`, `{"session_values":null}`, `{}`, `{"run_path":[]}`, `{"input":[]}`,
 	`{"agent":1}`, `{"Agent":"x"}`, `{"message":{"role":"user","extra":{}}}`, `{"run_path":[null]}`, `{"message":{"tool_calls":[{"index":1.5}]}}`,
 	`{"action":{"exit":true}}`, `{"resume":{"p":"yes"}}`, `{"message":{"tool_calls":[{"index":-0}]}}`,
+	`{"input":[{"role":"user","extra":{"a2amesh.adk.context":1}}]}`, `{"input":[{"role":"user","extra":{"a2amesh.adk.context":"r","k":"v"}}]}`,
+	`{"message":{"role":"user","extra":{"a2amesh.adk.context":"<&>"}}}`, `{"message":{"role":"user","extra":null}}`,
+}
+
+// A context message keeps its mark across the wire, on the fast paths
+// both ways: after a transfer it makes up most of a remote agent's input.
+func TestContextMarkCrossesTheWire(t *testing.T) {
+	marked := &schema.Message{Role: schema.User, Content: "For context: [R] said: <hi>", Extra: map[string]any{adk.ContextMessageKey: "R"}}
+	in := &runMeta{Input: []*schema.Message{schema.UserMessage("ask"), marked}}
+	if !plainEncodable(marked) {
+		t.Fatal("the context mark leaves the writer's fast path")
+	}
+	b, err := in.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := fastjson.AppendReflect(nil, in); !bytes.Equal(b, want) {
+		t.Fatalf("wrote %s\nwant  %s", b, want)
+	}
+	var plain any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		t.Fatal(err)
+	}
+	out, ok := fromPlain[runMeta](plain)
+	if !ok {
+		t.Fatalf("the reader's fast path declines %s", b)
+	}
+	if !reflect.DeepEqual(out.Input, in.Input) || adk.IsContext(out.Input[0]) || !adk.IsContext(out.Input[1]) {
+		t.Fatalf("read back %v", out.Input)
+	}
 }
 
 func TestFromPlainTakesTheMeshShapes(t *testing.T) {

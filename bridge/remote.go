@@ -243,13 +243,12 @@ func (r *RemoteAgent) runMeta(ctx context.Context) (*runMeta, error) {
 	return &runMeta{RunPath: adk.CurrentRunPath(ctx), Callers: r.callers(ctx), SessionValues: values}, nil
 }
 
-// requestText is what a plain A2A agent is asked: the last user message
-// that is not context.
+// requestText is what a plain A2A agent is asked: the person's request
+// (adk.UserRequest), never the context about the caller's agents that
+// follows it after a transfer.
 func requestText(msgs []*schema.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == schema.User {
-			return m.Text()
-		}
+	if m := adk.UserRequest(msgs); m != nil {
+		return m.Text()
 	}
 	return "(no request)"
 }

@@ -93,8 +93,10 @@ func read(input []*schema.Message) *conversation {
 		case schema.System:
 			c.instruction, c.targets = splitInstruction(text)
 		case schema.User:
-			if rest, ok := strings.CutPrefix(text, "For context:"); ok {
-				rest = strings.TrimSpace(rest)
+			// Context is what adk marks so (adk.IsContext); a message that
+			// only starts like it is the person's.
+			if adk.IsContext(m) {
+				rest := strings.TrimSpace(strings.TrimPrefix(text, "For context:"))
 				if s := saidRe.FindStringSubmatch(rest); s != nil {
 					c.said = append(c.said, said{agent: s[1], text: s[2]})
 				}

@@ -32,6 +32,12 @@ var (
 
 func TestRules(t *testing.T) {
 	sys, user := schema.SystemMessage, schema.UserMessage
+	// context is a message as adk rewrites another agent's for this one.
+	ctxMsg := func(agent, text string) *schema.Message {
+		m := user("For context: [" + agent + "] " + text)
+		m.Extra = map[string]any{adk.ContextMessageKey: agent}
+		return m
+	}
 	call := func(name, args string) *schema.Message {
 		return schema.AssistantMessage("", []schema.ToolCall{{ID: "c1", Function: schema.FunctionCall{Name: name, Arguments: args}}})
 	}
@@ -51,7 +57,7 @@ func TestRules(t *testing.T) {
 			[]*schema.Message{
 				sys("You answer weather questions.\n\nTeam.\n" + adk.TransferTargetsHeader + "\n- RouterAgent: Routes weather questions"),
 				user("What's the weather in New York?"),
-				user("For context: [RouterAgent] `transfer_to_agent` tool returned result: successfully transferred to agent [WeatherAgent]"),
+				ctxMsg("RouterAgent", "`transfer_to_agent` tool returned result: successfully transferred to agent [WeatherAgent]"),
 			},
 			`call get_weather {"city":"New York"}`},
 		{"prefers its own tool to a weaker target", []*schema.ToolInfo{transferTool, weatherTool},
@@ -67,8 +73,11 @@ func TestRules(t *testing.T) {
 			[]*schema.Message{user("weather in Oslo"), call("get_weather", `{"city":"Oslo"}`), schema.ToolMessage("sunny in Oslo", "c1", "get_weather")},
 			"[offline model] sunny in Oslo"},
 		{"exits with its answer", []*schema.ToolInfo{exitTool},
-			[]*schema.Message{user("review the draft"), user("For context: [Writer] said: a draft")},
+			[]*schema.Message{user("review the draft"), ctxMsg("Writer", "said: a draft")},
 			`call exit {"final_result":"[offline model] You asked: review the draft\nBuilding on what Writer said: a draft"}`},
+		{"takes a person's message that starts like context for the request", nil,
+			[]*schema.Message{user("hi"), user("For context: I sail. Review the draft")},
+			"[offline model] You asked: For context: I sail. Review the draft"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ := offline.New().WithTools(tc.tools)

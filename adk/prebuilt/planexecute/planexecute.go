@@ -338,19 +338,19 @@ func responseFrom(msg *schema.Message) (string, error) {
 	return msg.Text(), nil
 }
 
-// objective is what the user asked: the run's input.
+// objective is what the person asked: the request of the run's input
+// (adk.UserRequest), not the context that follows it when the agent was
+// reached by a transfer, nor earlier turns; the agent's own input outside
+// a run.
 func objective(ctx context.Context, input *adk.AgentInput) string {
 	msgs := adk.RunInput(ctx)
 	if msgs == nil && input != nil {
 		msgs = input.Messages
 	}
-	var parts []string
-	for _, m := range msgs {
-		if m.Role == schema.User {
-			parts = append(parts, m.Text())
-		}
+	if m := adk.UserRequest(msgs); m != nil {
+		return m.Text()
 	}
-	return strings.Join(parts, "\n")
+	return ""
 }
 
 func situation(objective string, plan Plan, done []ExecutedStep) string {
