@@ -14,7 +14,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/prebuilt/supervisor"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/internal/adktest"
-	"github.com/a2amesh/a2amesh/services/echo/echoagent"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // router is a router on the offline model with subs to transfer to.
@@ -100,7 +100,7 @@ func TestPlanAfterTransferToARemoteAgent(t *testing.T) {
 func serveEcho(t *testing.T) string {
 	t.Helper()
 	ln, url := a2atest.Listen(t)
-	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echoagent.Card(url), Executor: new(echoagent.Agent)}), jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echo.Card(url), Executor: new(echo.Executor)}), jsonrpcserver.Options{})
 	return url
 }
 
