@@ -86,7 +86,7 @@ type adoption struct {
 func newAdoption(t *testing.T, tasks taskstore.Store, checkpoints adk.CheckPointStore) *adoption {
 	t.Helper()
 	a := &adoption{tasks: tasks, checkpoints: checkpoints}
-	a.c = newClient(t, serve(t, bookerAgent(t), func(ec *bridge.ExecutorConfig) {
+	a.c = newClient(t, serveAgent(t, bookerAgent(t), func(ec *bridge.ExecutorConfig) {
 		ec.Tasks, ec.CheckPointStore = a.tasks, checkpoints
 	}))
 	ev, err := a.c.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "book")})

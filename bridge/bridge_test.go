@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { a2atest.VerifyTestMain(m) }
 
 // serve serves agent as an A2A agent on 127.0.0.1 until the test ends and
 // returns its URL.
-func serve(t *testing.T, agent adk.Agent, cfg ...func(*bridge.ExecutorConfig)) string {
+func serveAgent(t *testing.T, agent adk.Agent, cfg ...func(*bridge.ExecutorConfig)) string {
 	t.Helper()
 	ctx := context.Background()
 	ln, url := a2atest.Listen(t)
@@ -94,7 +94,7 @@ func TestRemoteAgentRuns(t *testing.T) {
 		t.Run(map[bool]string{false: "generate", true: "stream"}[streaming], func(t *testing.T) {
 			ctx := context.Background()
 			m := modeltest.New(callTool("get_weather", `{"city":"Beijing"}`), answer("It is 25°C in Beijing."))
-			url := serve(t, agent(t, "WeatherAgent", "Answers questions about the weather", m, weatherTool(t)))
+			url := serveAgent(t, agent(t, "WeatherAgent", "Answers questions about the weather", m, weatherTool(t)))
 			r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, url), EnableStreaming: streaming})
 			evs := adktest.Drain(t, r.Query(ctx, "What's the weather in Beijing?"))
 			adktest.Expect(t, evs,
@@ -112,7 +112,7 @@ func TestRemoteAgentRuns(t *testing.T) {
 func TestTransferIntoAndOutOfARemoteAgent(t *testing.T) {
 	ctx := context.Background()
 	weatherModel := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"RouterAgent"}`))
-	url := serve(t, agent(t, "WeatherAgent", "Answers questions about the weather", weatherModel, weatherTool(t)))
+	url := serveAgent(t, agent(t, "WeatherAgent", "Answers questions about the weather", weatherModel, weatherTool(t)))
 	routerModel := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"WeatherAgent"}`), answer("I will answer myself."))
 	root, err := adk.SetSubAgents(ctx, agent(t, "RouterAgent", "Routes requests", routerModel), []adk.Agent{remote(t, url)})
 	if err != nil {

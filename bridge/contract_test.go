@@ -44,7 +44,7 @@ func twoHops(t *testing.T, bookerTool func(ctx context.Context, in askIn) (strin
 		}
 		return callTool("ask_user", `{"question":"Which day?"}`), nil
 	}), mustTool(t, "ask_user", "Ask the person", bookerTool))
-	bookerURL = serve(t, booker)
+	bookerURL = serveAgent(t, booker)
 	routerModel := modeltest.FromScript(func(context.Context, int, []*schema.Message, []*schema.ToolInfo) (*schema.Message, error) {
 		return callTool(adk.TransferToAgentToolName, `{"agent_name":"Booker"}`), nil
 	})
@@ -52,7 +52,7 @@ func twoHops(t *testing.T, bookerTool func(ctx context.Context, in askIn) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return remote(t, serve(t, frontTree)), bookerURL
+	return remote(t, serveAgent(t, frontTree)), bookerURL
 }
 
 func ask(ctx context.Context, in askIn) (string, error) {
@@ -142,7 +142,7 @@ func TestSessionValuesBothWays(t *testing.T) {
 		adk.AddSessionValue(ctx, "booking", map[string]any{"city": city, "ref": "B-17"})
 		return "booked " + city.(string), nil
 	})
-	url := serve(t, agent(t, "Booker", "books", modeltest.New(callTool("book", `{}`), answer("done")), book))
+	url := serveAgent(t, agent(t, "Booker", "books", modeltest.New(callTool("book", `{}`), answer("done")), book))
 	var seen any
 	after := &probe{name: "After", run: func(ctx context.Context) { seen, _ = adk.GetSessionValue(ctx, "booking") }}
 	seq, err := adk.NewSequentialAgent(ctx, &adk.SequentialAgentConfig{Name: "Seq", SubAgents: []adk.Agent{remote(t, url), after}})

@@ -112,7 +112,7 @@ func TestHungRemoteAgent(t *testing.T) {
 // the other origin is allowed.
 func TestRemoteAgentInterfaceOrigin(t *testing.T) {
 	ctx := context.Background()
-	target := serve(t, agent(t, "Elsewhere", "answers from another origin", modeltest.New(answer("here"))))
+	target := serveAgent(t, agent(t, "Elsewhere", "answers from another origin", modeltest.New(answer("here"))))
 	cardSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		card := &a2a.AgentCard{Name: "Elsewhere", SupportedInterfaces: []a2a.AgentInterface{
 			{URL: target, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version}}}

@@ -35,7 +35,7 @@ func newClient(t *testing.T, url string) *client.Client {
 func TestPlainClientSeesATask(t *testing.T) {
 	ctx := context.Background()
 	m := modeltest.New(callTool("get_weather", `{"city":"Rome"}`), answer("Sunny in Rome."))
-	c := newClient(t, serve(t, agent(t, "WeatherAgent", "weather", m, weatherTool(t))))
+	c := newClient(t, serveAgent(t, agent(t, "WeatherAgent", "weather", m, weatherTool(t))))
 	ev, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "weather in Rome?")})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestPlainClientSeesATask(t *testing.T) {
 func TestContextKeepsTheConversation(t *testing.T) {
 	ctx := context.Background()
 	m := modeltest.New(answer("Nice to meet you, Ann."), answer("You are Ann."))
-	c := newClient(t, serve(t, agent(t, "Chat", "chats", m)))
+	c := newClient(t, serveAgent(t, agent(t, "Chat", "chats", m)))
 	first, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "I am Ann")})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestPlainClientAnswersAQuestion(t *testing.T) {
 	ctx := context.Background()
 	booker := agent(t, "Booker", "books", modeltest.New(callTool("ask_user", `{"question":"Which day?"}`), answer("Booked.")),
 		mustTool(t, "ask_user", "Ask the person", ask))
-	c := newClient(t, serve(t, booker))
+	c := newClient(t, serveAgent(t, booker))
 	ev, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "book")})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func TestRemoteAgentOverAPlainA2AAgent(t *testing.T) {
 // Run metadata no caller of ours sends is refused with -32602.
 func TestBadRunMetadata(t *testing.T) {
 	ctx := context.Background()
-	c := newClient(t, serve(t, agent(t, "Chat", "chats", modeltest.New())))
+	c := newClient(t, serveAgent(t, agent(t, "Chat", "chats", modeltest.New())))
 	for _, meta := range []string{
 		`{"input":[null]}`, `{"run_path":[{"agent":""}]}`, `{"callers":[{"description":"x"}]}`, `{"input":"not a list"}`,
 		`{"resume_task":"` + strings.Repeat("t", 129) + `"}`,

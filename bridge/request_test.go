@@ -67,10 +67,10 @@ func planExecute(t *testing.T) adk.Agent {
 func TestPlanAfterTransferToARemoteAgent(t *testing.T) {
 	const request = "Plan a 3-step trip from Paris to Rome and compute the total cost of 120 + 80 + 45"
 	const plan = `"Plan:\n1. Plan a 3-step trip from Paris to Rome\n2. compute the total cost of 120 + 80 + 45"`
-	planner := serve(t, planExecute(t))
+	planner := serveAgent(t, planExecute(t))
 	// The front router is served too; its description fits the request,
 	// so the caller's router picks it, and it transfers on.
-	front := serve(t, router(t, "FrontAgent", "Plans multi-step tasks through its planning agent", remote(t, planner)))
+	front := serveAgent(t, router(t, "FrontAgent", "Plans multi-step tasks through its planning agent", remote(t, planner)))
 	for _, tc := range []struct {
 		name, url, planLine string
 	}{
@@ -151,7 +151,7 @@ func TestTeamAfterTransferWorksOnTheRequest(t *testing.T) {
 		for _, served := range []bool{false, true} {
 			sub := team()
 			if served {
-				sub = remote(t, serve(t, sub))
+				sub = remote(t, serveAgent(t, sub))
 			}
 			evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: router(t, "RouterAgent", routes, sub)}).Query(ctx, request))
 			answered := map[string]string{}

@@ -234,7 +234,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	for range 200 {
 		g.cases = append(g.cases, generate(rng))
 	}
-	url := serve(t, g)
+	url := serveAgent(t, g)
 	ctx := context.Background()
 	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, url)})
 	for i, sc := range g.cases {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -31,7 +32,7 @@ func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
 	}
 	sc := cfg.Serve
 	if sc.Name == "" {
-		sc.Name = t.Gateway.Name
+		sc.Name = cmp.Or(t.Gateway.Name, "Mesh")
 	}
 	if sc.Description == "" {
 		sc.Description = t.Gateway.Description

@@ -28,7 +28,8 @@ import (
 type Topology struct {
 	// Version is 1.
 	Version int `json:"version"`
-	// Gateway names the composition as the gateway serves it.
+	// Gateway names the composition as the gateway serves it (New: "Mesh"
+	// when empty).
 	Gateway struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
@@ -100,19 +101,24 @@ func ParseTopology(b []byte) (*Topology, error) {
 	if err := yaml.UnmarshalStrict(b, &t); err != nil {
 		return nil, err
 	}
-	if t.Version != 1 {
-		return nil, fmt.Errorf("version %d: this gateway reads version 1", t.Version)
-	}
-	if t.Entry == nil {
-		return nil, errors.New("no entry")
-	}
-	if t.Gateway.Name == "" {
-		t.Gateway.Name = "Mesh"
-	}
-	if err := t.check(t.Entry, "entry"); err != nil {
+	if err := t.Check(); err != nil {
 		return nil, err
 	}
 	return &t, nil
+}
+
+// Check reports what makes t unusable: a version other than 1, no entry,
+// a node that is not exactly one kind, an agent key that Agents does not
+// name. ParseTopology and Build call it, so a Topology built in Go is
+// checked as a file is.
+func (t *Topology) Check() error {
+	if t.Version != 1 {
+		return fmt.Errorf("version %d: this gateway reads version 1", t.Version)
+	}
+	if t.Entry == nil {
+		return errors.New("no entry")
+	}
+	return t.check(t.Entry, "entry")
 }
 
 func (t *Topology) check(n *Node, where string) error {
@@ -146,7 +152,7 @@ func (t *Topology) check(n *Node, where string) error {
 		}
 		return checkAll(n.SubAgents, "subAgents")
 	case n.Sequential != nil || n.Parallel != nil || n.Loop != nil:
-		w := cmp(n.Sequential, n.Parallel, n.Loop)
+		w := firstWorkflow(n.Sequential, n.Parallel, n.Loop)
 		if w.Name == "" || len(w.Steps) == 0 {
 			return fmt.Errorf("%s: a workflow needs a name and steps", where)
 		}
@@ -170,7 +176,7 @@ func (t *Topology) check(n *Node, where string) error {
 	}
 }
 
-func cmp(ws ...*Workflow) *Workflow {
+func firstWorkflow(ws ...*Workflow) *Workflow {
 	for _, w := range ws {
 		if w != nil {
 			return w
@@ -205,6 +211,9 @@ type Config struct {
 // Build discovers the agents' cards and composes the entry. Every use of
 // an agent key is an agent of its own (an agent has one parent).
 func (t *Topology) Build(ctx context.Context, cfg Config) (adk.Agent, error) {
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
 	b := &builder{t: t, cfg: cfg}
 	return b.node(ctx, t.Entry)
 }
