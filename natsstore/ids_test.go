@@ -33,7 +33,7 @@ var hostileIDs = map[string]string{
 // control line made the server answer -ERR and nats.go close the
 // connection for good.)
 func TestHostileIDs(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	nc := js.Conn()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -222,7 +222,7 @@ func TestHostileIDs(t *testing.T) {
 func TestHostileNames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	name := hostileIDs["odd bytes"]
 	// A replica's name is also a header's value: no control characters.
 	if _, err := natsstore.OpenAgent(ctx, replica(t, e), natsstore.AgentConfig{Namespace: "weather", Replica: "a\r\nb"}); err == nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 // recorder is a replica's server, as its Peers see it.
@@ -83,7 +84,7 @@ type peer struct {
 	h     recorder
 }
 
-func newPeer(t *testing.T, e *natsstore.Embedded, name string, heartbeat time.Duration) *peer {
+func newPeer(t *testing.T, e *embedded.Server, name string, heartbeat time.Duration) *peer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -122,7 +123,7 @@ func (p *peer) writes(t *testing.T, ctx context.Context, id string, s a2a.TaskSt
 func TestPeersCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	a, b := newPeer(t, e, "a", time.Second), newPeer(t, e, "b", time.Second)
 	gone := newPeer(t, e, "gone", time.Second) // never serves
 	a.h.stop = func(id string) (bool, error) {
@@ -183,7 +184,7 @@ func TestPeersCancel(t *testing.T) {
 func TestPeersHeartbeat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	a := newPeer(t, e, "a", time.Second)
 	kv, err := a.js.KeyValue(ctx, natsstore.ReplicasBucket)
 	if err != nil {
@@ -216,7 +217,7 @@ func TestPeersFailOrphans(t *testing.T) {
 	const heartbeat = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	b, c := newPeer(t, e, "b", heartbeat), newPeer(t, e, "c", heartbeat)
 	// "dead" never beat: the first look fails its task, which tells
 	// that B has looked.

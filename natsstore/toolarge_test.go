@@ -21,7 +21,7 @@ import (
 func TestTooLarge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "weather", Replica: "r1"})
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/internal/service"
-	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 func main() {
@@ -44,8 +44,8 @@ func main() {
 		port := fs.Int("port", 4333, "port")
 		dir := fs.String("dir", os.TempDir(), "JetStream directory")
 		_ = fs.Parse(os.Args[2:])
-		var srv *natsstore.Embedded
-		if srv, err = natsstore.StartEmbedded(natsstore.EmbeddedConfig{Port: *port, Dir: *dir}); err == nil {
+		var srv *embedded.Server
+		if srv, err = embedded.Start(embedded.Config{Port: *port, Dir: *dir}); err == nil {
 			fmt.Printf("nats ready at %s\n", srv.URL())
 			<-ctx.Done()
 			srv.Close()
