@@ -23,7 +23,7 @@ func TestTooLarge(t *testing.T) {
 	defer cancel()
 	e := natsServer(t)
 	js := replica(t, e)
-	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "weather", Replica: "r1"})
+	a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: "weather", Replica: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}

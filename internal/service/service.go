@@ -117,7 +117,7 @@ func CommonFlags(f *cli.Flags, addr string) *Common {
 			"how long a task event may wait to be stored with the ones after it, one write for the group (a stream sees it this much later at most; 0: each event at once); default 0 in memory, "+natsstore.CommitDelay.String()+" with --state nats"),
 		Wait: f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
 		Heartbeat: f.Duration("heartbeat", 10*time.Second,
-			"with --state nats: how long a replica may miss its heartbeat before its peers fail its running tasks (they do within about twice this)"),
+			"with --state nats: how long a replica may miss its heartbeat before the other replicas fail its running tasks (they do within about twice this)"),
 		EventsMaxAge: f.DurationEnv("events-max-age", "A2AMESH_EVENTS_MAX_AGE", 24*time.Hour,
 			"how long the NATS events stream keeps task events; the stream is the mesh's, so give every process the same value"),
 		EventsPerTask: f.IntEnv("events-per-task", "A2AMESH_EVENTS_PER_TASK", 0,
@@ -268,16 +268,16 @@ func ServeAgent(ctx context.Context, common *Common, s Serve, log *slog.Logger, 
 	cfg := server.Config{Card: card, Executor: exec, Tasks: st.tasks, Events: st.events, PushConfigs: st.push,
 		PushSender: sender, Retention: st.retention, CommitDelay: common.commitDelay(), Limits: common.Limits.Limits(), Logger: log}
 	cfg.Limits.MaxTaskBytes = st.maxTaskBytes
-	if st.peers != nil {
-		cfg.Peers = st.peers
+	if st.replicas != nil {
+		cfg.Replicas = st.replicas
 	}
 	h, err := server.New(cfg)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	if st.peers != nil {
-		defer st.peers.Start(ctx, h)()
+	if st.replicas != nil {
+		defer st.replicas.Start(ctx, h)()
 	}
 	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{AllowedHosts: common.Limits.Hosts(), Logger: log})
 	if err != nil {
@@ -307,10 +307,10 @@ type state struct {
 	events      eventlog.Log
 	push        push.ConfigStore
 	checkpoints adk.CheckPointStore
-	// peers connects the agent's replicas, and conn is the connection
+	// replicas connects the agent's replicas, and conn is the connection
 	// the stores use (--state nats).
-	peers *natsstore.Peers
-	conn  *natsstore.Conn
+	replicas *natsstore.Replicas
+	conn     *natsstore.Conn
 	// retention is the server's: --retention, or none when the stores
 	// drop ended tasks themselves.
 	retention time.Duration
@@ -372,13 +372,13 @@ func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent str
 	// The stores drop ended tasks (a TTL on the final snapshot, the events
 	// stream's age, the webhooks bucket's): a task ended by a replica
 	// that then died goes too, and no request pays for evicting.
-	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: agent, Events: common.events(),
+	a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: agent, Events: common.events(),
 		Tasks: natsstore.BucketConfig{TTL: *common.TasksMaxAge}, KeepEnded: max(*common.Retention, 0),
 		Push: natsstore.BucketConfig{TTL: *common.EventsMaxAge}, HeartbeatTTL: *common.Heartbeat, Logger: log})
 	if err != nil {
 		return err
 	}
-	st.events, st.tasks, st.push, st.checkpoints, st.peers = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Peers
+	st.events, st.tasks, st.push, st.checkpoints, st.replicas = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Replicas
 	st.retention, st.maxTaskBytes = -1, a.MaxTaskBytes()
 	return nil
 }

@@ -68,7 +68,7 @@ func main() {
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	var peers *natsstore.Peers
+	var replicas *natsstore.Replicas
 	switch *state {
 	case "memory":
 	case "nats":
@@ -84,13 +84,13 @@ func main() {
 		ctx, stopConn = nc.Context(ctx)
 		defer stopConn()
 		// The stores drop ended tasks themselves (see service.openNATS).
-		a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "echo", Logger: log,
+		a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: "echo", Logger: log,
 			Events: natsstore.EventsConfig{MaxAge: *eventsMaxAge}, Push: natsstore.BucketConfig{TTL: *eventsMaxAge},
 			KeepEnded: max(*retention, 0)})
 		if err != nil {
 			cli.Fatal(log, "state", err)
 		}
-		cfg.Tasks, cfg.Events, cfg.PushConfigs, cfg.Peers, peers = a.Tasks, a.Log, a.Push, a.Peers, a.Peers
+		cfg.Tasks, cfg.Events, cfg.PushConfigs, cfg.Replicas, replicas = a.Tasks, a.Log, a.Push, a.Replicas, a.Replicas
 		cfg.Retention, cfg.Limits.MaxTaskBytes = -1, a.MaxTaskBytes()
 		if !f.Given("commit-delay") {
 			cfg.CommitDelay = natsstore.CommitDelay
@@ -102,8 +102,8 @@ func main() {
 	if err != nil {
 		cli.Fatal(log, "configure", err)
 	}
-	if peers != nil {
-		defer peers.Start(ctx, h)()
+	if replicas != nil {
+		defer replicas.Start(ctx, h)()
 	}
 	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{AllowedHosts: limits.Hosts(), Logger: log})
 	if err != nil {
