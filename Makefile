@@ -9,6 +9,13 @@ FUZZTIME ?= 150000x
 # Packages whose tests exercise concurrency run under the race detector;
 # that is every package with tests here.
 RACE_PKGS := ./...
+# The modules of their own inside this one, which ./... does not reach:
+# bench and interop hold what only the benchmarks and the interop tests
+# need (a2a-go, the load tool), bench/eino and bench/adkgohops the
+# comparisons with Eino and adk-go, so none of those becomes a dependency
+# of a library user. The first two are race-tested like the rest.
+TEST_MODULES := bench interop
+MODULES := $(TEST_MODULES) bench/eino bench/adkgohops
 
 .PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean
 
@@ -24,16 +31,14 @@ run:
 # one from the npm registry; A2AMESH_ALLOW_SKIP=node make test skips it.
 test: vet test-race fuzz-seed
 
-# bench/eino and bench/adkgohops are modules of their own (Eino and adk-go
-# must not become dependencies); vetting them keeps the side-by-side
-# benchmarks compiling.
+# Vetting every module keeps the side-by-side benchmarks compiling.
 vet:
 	$(GO) vet ./...
-	cd bench/eino && $(GO) vet ./...
-	cd bench/adkgohops && $(GO) vet ./...
+	@for m in $(MODULES); do echo "cd $$m && $(GO) vet ./..."; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 test-race:
 	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
+	@for m in $(TEST_MODULES); do echo "cd $$m && $(GO) test -race -count=1 -timeout 10m ./..."; (cd $$m && $(GO) test -race -count=1 -timeout 10m ./...) || exit 1; done
 
 # Each fuzz target for a few seconds beyond its seed corpus (which plain
 # `go test` already runs).
@@ -74,7 +79,7 @@ fuzz: fuzz-seed
 # default flags under sustained and hostile load (a2aload soak). See
 # docs/benchmarks.md.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./bench/ | tee bin/bench.txt
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 5 . | tee ../bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
 	bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
@@ -84,11 +89,11 @@ bench: build
 build:
 	@mkdir -p bin
 	$(GO) build -o bin/a2amesh ./cmd/a2amesh
-	$(GO) build -o bin/a2agoecho ./bench/a2agoecho
-	$(GO) build -o bin/hertzfloor ./bench/hertzfloor
-	$(GO) build -o bin/jsfloor ./bench/jsfloor
-	$(GO) build -o bin/a2aload ./cmd/a2aload
-	$(GO) build -o bin/hops ./bench/hops
+	cd bench && $(GO) build -o ../bin/a2agoecho ./a2agoecho
+	cd bench && $(GO) build -o ../bin/hertzfloor ./hertzfloor
+	cd bench && $(GO) build -o ../bin/jsfloor ./jsfloor
+	cd bench && $(GO) build -o ../bin/a2aload ./a2aload
+	cd bench && $(GO) build -o ../bin/hops ./hops
 	cd bench/adkgohops && $(GO) build -o ../../bin/adkgohops .
 
 clean:

@@ -1,9 +1,10 @@
 // Package bench compares a2amesh with a2a-go v2.4.0 side by side in one
 // run: the same echo agent behind each implementation's request handler
 // (no network), and each implementation's JSON encoding of a task. Run
-// with `make bench`, or:
+// with `make bench`, or in bench/ (a module of its own, so that a2a-go is
+// no dependency of a2amesh):
 //
-//	go test -run XXX -bench . -benchmem ./bench/
+//	go test -run XXX -bench . -benchmem
 package bench
 
 import (
@@ -17,7 +18,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/internal/peers/goecho"
+	"github.com/a2amesh/a2amesh/bench/peers/goecho"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 

@@ -19,6 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 // Taking over the checkpoint of another task (run metadata resume_task).
@@ -51,7 +52,7 @@ var stores = []struct {
 	}},
 	{"nats", func(t *testing.T) (taskstore.Store, adk.CheckPointStore) {
 		ctx := context.Background()
-		e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: t.TempDir(), Port: -1})
+		e, err := embedded.Start(embedded.Config{Dir: t.TempDir(), Port: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

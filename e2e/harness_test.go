@@ -24,7 +24,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
-	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 // binary is the a2amesh command the tests run, built once.
@@ -195,7 +195,7 @@ type mesh struct {
 	nats string
 	dir  string
 	// e is the NATS server, nil while stopped.
-	e    *natsstore.Embedded
+	e    *embedded.Server
 	port int
 }
 
@@ -213,7 +213,7 @@ func newMesh(t *testing.T) *mesh {
 // before it was stopped.
 func (m *mesh) startNATS() {
 	m.t.Helper()
-	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: filepath.Join(m.dir, "nats"), Port: m.port})
+	e, err := embedded.Start(embedded.Config{Dir: filepath.Join(m.dir, "nats"), Port: m.port})
 	if err != nil {
 		m.t.Fatal(err)
 	}

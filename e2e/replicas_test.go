@@ -212,9 +212,10 @@ func TestCancelOnAnotherReplica(t *testing.T) {
 	}
 }
 
-// A replica killed mid-task (SIGKILL) does not leave the task WORKING: its
-// peer fails it, saying why, within about twice the heartbeat (its
-// heartbeat expires within one, and the peer looks once a heartbeat).
+// A replica killed mid-task (SIGKILL) does not leave the task WORKING: the
+// other replica fails it, saying why, within about twice the heartbeat
+// (its heartbeat expires within one, and the other looks once a
+// heartbeat).
 func TestReplicaKilledMidTask(t *testing.T) {
 	const heartbeat = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -245,7 +246,7 @@ func TestReplicaKilledMidTask(t *testing.T) {
 			return
 		}
 		// Twice the heartbeat, and as much again for a loaded machine; a
-		// peer that looked ten times less often would miss it.
+		// replica that looked ten times less often would miss it.
 		if since := time.Since(killed); since > 4*heartbeat {
 			t.Fatalf("the task is still %s %v after its replica was killed, with a heartbeat of %v", task.Status.State, since.Round(time.Millisecond), heartbeat)
 		}

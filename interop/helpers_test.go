@@ -16,8 +16,8 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/bench/peers/goecho"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
-	"github.com/a2amesh/a2amesh/internal/peers/goecho"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
@@ -176,7 +176,7 @@ func extendedCardFor(url string) *a2a.AgentCard {
 
 // --- the a2a-go v2.4.0 peer ---
 
-// startGoEcho serves internal/peers/goecho (the echo agent on a2a-go
+// startGoEcho serves bench/peers/goecho (the echo agent on a2a-go
 // v2.4.0's server) on 127.0.0.1 until the test ends and returns its base
 // URL: 1.0 JSON-RPC there, 0.3 at "v03/" under it.
 func startGoEcho(t *testing.T, extended bool) string {

@@ -1,7 +1,7 @@
 package interop
 
 // Our client (a2a/client) against a2a-go v2.4.0's server
-// (internal/peers/goecho) on both wires: A2A 1.0 at the base URL and A2A
+// (bench/peers/goecho) on both wires: A2A 1.0 at the base URL and A2A
 // 0.3 at "v03/" under it, both named in the peer's card.
 //
 // a2a-go deviations from the A2A specification (and from JSON-RPC 2.0)

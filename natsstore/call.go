@@ -68,7 +68,7 @@ func unanswered(ctx context.Context, err error) error {
 // default, configurable on the server), which bounds a task snapshot, the
 // events of one append, a webhook and a checkpoint. Test with errors.Is;
 // errors.As with *TooLargeError tells what, its size and the limit.
-// Agent.MaxPayload tells the limit up front.
+// Stores.MaxPayload tells the limit up front.
 var ErrTooLarge = errors.New("natsstore: too large for the NATS server's max_payload")
 
 // TooLargeError is a write refused with ErrTooLarge.

@@ -30,7 +30,7 @@ func newCheckPointStore(t *testing.T, js jetstream.JetStream, cfg natsstore.Chec
 }
 
 func TestCheckPointStoreSuite(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	var n atomic.Int64
 	checkpointtest.Run(t, func(t *testing.T) adk.CheckPointStore {
 		js := replica(t, e)
@@ -44,7 +44,7 @@ func TestCheckPointStoreSuite(t *testing.T) {
 func TestCheckPointStoreConfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	if _, err := natsstore.NewCheckPointStore(ctx, js, natsstore.CheckPointStoreConfig{}); err == nil {
 		t.Error("a store without a namespace")
@@ -69,7 +69,7 @@ func TestCheckPointStoreConfig(t *testing.T) {
 func TestCheckPointStoreReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	jsA := replica(t, e)
 	jsB := replica(t, e)
 	cfg := natsstore.CheckPointStoreConfig{Namespace: "weather"}
@@ -114,7 +114,7 @@ func TestCheckPointStoreReplicas(t *testing.T) {
 func TestCheckPointStoreLockKeys(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	s := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "ns"})
 	for _, id := range []string{"lock", "l", "c", "l.x", "lock.x"} {
@@ -141,7 +141,7 @@ func TestCheckPointStoreLockKeys(t *testing.T) {
 func TestCheckPointStoreHolderDies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	jsA := replica(t, e)
 	ncA := jsA.Conn()
 	jsB := replica(t, e)
@@ -207,7 +207,7 @@ func TestCheckPointStoreHolderDies(t *testing.T) {
 func TestCheckPointStoreLockRenewed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	jsA := replica(t, e)
 	jsB := replica(t, e)
 	const ttl = time.Second
@@ -234,7 +234,7 @@ func TestCheckPointStoreLockRenewed(t *testing.T) {
 func TestCheckPointStoreNamespaces(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	weather := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather"})
 	travel := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "travel"})
@@ -271,7 +271,7 @@ func TestCheckPointStoreNamespaces(t *testing.T) {
 func TestCheckPointStoreConcurrentOpen(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	var wg sync.WaitGroup
 	stores := make([]*natsstore.CheckPointStore, 8)
 	for i := range stores {
@@ -304,7 +304,7 @@ func TestCheckPointStoreConcurrentOpen(t *testing.T) {
 func TestCheckPointStoreLarge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	nc := js.Conn()
 	s := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather"})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 // A connection nats.go closes for good (here: the server refuses a
@@ -15,7 +16,7 @@ import (
 // Context, saying why; one that drops and comes back does not.
 func TestConnContext(t *testing.T) {
 	dir := t.TempDir()
-	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: -1})
+	e, err := embedded.Start(embedded.Config{Dir: dir, Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestConnContext(t *testing.T) {
 	port := e.Port()
 	e.Close()
 	waitFor(t, 5*time.Second, "the connection to notice the server stopped", func() bool { return !nc.IsConnected() })
-	if e, err = natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: port}); err != nil {
+	if e, err = embedded.Start(embedded.Config{Dir: dir, Port: port}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the connection to come back", nc.IsConnected)

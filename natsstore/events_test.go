@@ -11,13 +11,14 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func embedded(t *testing.T) *natsstore.Embedded {
+func natsServer(t *testing.T) *embedded.Server {
 	t.Helper()
-	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: t.TempDir(), Port: -1})
+	e, err := embedded.Start(embedded.Config{Dir: t.TempDir(), Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func embedded(t *testing.T) *natsstore.Embedded {
 
 // replica opens a connection of its own to e, as a replica of an agent
 // would, closed when the test ends; js.Conn() is the connection.
-func replica(t *testing.T, e *natsstore.Embedded) jetstream.JetStream {
+func replica(t *testing.T, e *embedded.Server) jetstream.JetStream {
 	t.Helper()
 	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
 	if err != nil {
@@ -40,7 +41,7 @@ func replica(t *testing.T, e *natsstore.Embedded) jetstream.JetStream {
 func TestPublishAndWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	nc, js, err := natsstore.Connect(e.URL(), "test", nil)
 	if err != nil {
 		t.Fatal(err)

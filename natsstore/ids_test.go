@@ -33,7 +33,7 @@ var hostileIDs = map[string]string{
 // control line made the server answer -ERR and nats.go close the
 // connection for good.)
 func TestHostileIDs(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	nc := js.Conn()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -44,7 +44,7 @@ func TestHostileIDs(t *testing.T) {
 	log := newLog(t, js, "weather")
 	pub := natsstore.NewPublisher(js, "weather", &eventlog.Memory{}, nil)
 	defer pub.Close()
-	peers, err := natsstore.NewPeers(ctx, js, natsstore.PeersConfig{Namespace: "weather", Replica: "r1", Log: log, Tasks: tasks})
+	replicas, err := natsstore.NewReplicas(ctx, js, natsstore.ReplicasConfig{Namespace: "weather", Replica: "r1", Log: log, Tasks: tasks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestHostileIDs(t *testing.T) {
 					}
 					return pub.Flush(ctx)
 				}},
-				{"Peers.Cancel", func() error { _, err := peers.Cancel(ctx, id); return err }},
+				{"Replicas.Cancel", func() error { _, err := replicas.Cancel(ctx, id); return err }},
 				{"PushStore.Save", func() error {
 					if err := pushes.Save(ctx, pushConfig(id, id)); err != nil {
 						return err
@@ -222,22 +222,22 @@ func TestHostileIDs(t *testing.T) {
 func TestHostileNames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	name := hostileIDs["odd bytes"]
 	// A replica's name is also a header's value: no control characters.
-	if _, err := natsstore.OpenAgent(ctx, replica(t, e), natsstore.AgentConfig{Namespace: "weather", Replica: "a\r\nb"}); err == nil {
+	if _, err := natsstore.Open(ctx, replica(t, e), natsstore.StoresConfig{Namespace: "weather", Replica: "a\r\nb"}); err == nil {
 		t.Fatal("a replica name with a line break was taken")
 	}
 	replicaName := strings.Repeat("é.* >/=", 700)
-	var agents [2]*natsstore.Agent
-	for i := range agents {
-		a, err := natsstore.OpenAgent(ctx, replica(t, e), natsstore.AgentConfig{Namespace: name, Replica: replicaName + string(rune('a'+i)), HeartbeatTTL: time.Second})
+	var stores [2]*natsstore.Stores
+	for i := range stores {
+		a, err := natsstore.Open(ctx, replica(t, e), natsstore.StoresConfig{Namespace: name, Replica: replicaName + string(rune('a'+i)), HeartbeatTTL: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		agents[i] = a
+		stores[i] = a
 	}
-	a, b := agents[0], agents[1]
+	a, b := stores[0], stores[1]
 	if _, err := a.Tasks.Create(ctx, testTask("t", "c", a2a.TaskStateWorking), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -262,10 +262,10 @@ func TestHostileNames(t *testing.T) {
 	}
 	unlock()
 	h := &recorder{stop: func(string) (bool, error) { return true, nil }}
-	stop := a.Peers.Start(ctx, h)
+	stop := a.Replicas.Start(ctx, h)
 	defer stop()
 	waitFor(t, 5*time.Second, "the cancel to reach the writer", func() bool {
-		stopped, err := b.Peers.Cancel(ctx, "t")
+		stopped, err := b.Replicas.Cancel(ctx, "t")
 		return err == nil && stopped
 	})
 	pub := natsstore.NewPublisher(replica(t, e), name, &eventlog.Memory{}, nil)

@@ -26,8 +26,8 @@ type LogConfig struct {
 	Namespace string
 	// Events configures the events stream the logs live in.
 	Events EventsConfig
-	// Replica names this replica in every event it writes, so that its
-	// peers know which replica runs a task (Peers uses the same name);
+	// Replica names this replica in every event it writes, so that the
+	// other replicas know which replica runs a task (Replicas uses the same name);
 	// without control characters or surrounding spaces, since it is a
 	// header's value. Empty: a random one.
 	Replica string
@@ -89,8 +89,8 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 	if cfg.Replica == "" {
 		cfg.Replica = a2a.NewID()
 	}
-	// The name goes in every event's A2A-Writer header, which is how a
-	// peer finds the replica running a task: it must read back as written.
+	// The name goes in every event's A2A-Writer header, which is how the
+	// other replicas find the one running a task: it must read back as written.
 	if strings.ContainsFunc(cfg.Replica, unicode.IsControl) || strings.TrimSpace(cfg.Replica) != cfg.Replica {
 		return nil, fmt.Errorf("natsstore: replica name %q: a message header cannot hold its control characters or surrounding spaces", cfg.Replica)
 	}

@@ -76,7 +76,7 @@ func readAll(t *testing.T, ctx context.Context, l *natsstore.Log, task string, n
 func TestLogWriterBehindIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	js := replica(t, embedded(t))
+	js := replica(t, natsServer(t))
 	a := replicaLog(t, js, "a")
 	for seq := uint64(1); seq <= 2; seq++ {
 		if err := a.Append(ctx, "t", seq, said("t", "a")); err != nil {
@@ -108,7 +108,7 @@ func TestLogWriterBehindIsRefused(t *testing.T) {
 func TestLogRetryAfterLostAck(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	first := replicaLog(t, js, "r")
 	// retry is the same replica after a lost acknowledgement: it has
@@ -168,7 +168,7 @@ func TestLogRetryAfterLostAck(t *testing.T) {
 func TestLogRacingWriters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	const writers, events = 4, 40
 	logs := make([]*natsstore.Log, writers)
 	jss := make([]jetstream.JetStream, writers)

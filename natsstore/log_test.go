@@ -14,6 +14,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/eventlog/logtest"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 func newLog(t *testing.T, js jetstream.JetStream, ns string) *natsstore.Log {
@@ -26,7 +27,7 @@ func newLog(t *testing.T, js jetstream.JetStream, ns string) *natsstore.Log {
 }
 
 func TestLogConformance(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	n := 0
 	logtest.Run(t, func(t *testing.T) eventlog.Log {
 		// A namespace per subtest keeps their task "t" apart on one server.
@@ -46,7 +47,7 @@ func status(task string, s a2a.TaskState) a2a.Event {
 func TestLogReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	jsA := replica(t, e)
 	jsB := replica(t, e)
 	a, b := newLog(t, jsA, "weather"), newLog(t, jsB, "weather")
@@ -125,7 +126,7 @@ func equal(a, b []uint64) bool {
 
 // Replicas starting at once all get the stream.
 func TestNewLogConcurrently(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	var wg sync.WaitGroup
 	for range 8 {
 		js := replica(t, e)
@@ -142,7 +143,7 @@ func TestNewLogConcurrently(t *testing.T) {
 func TestLogTaskIDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	l := newLog(t, js, "a.b c")
 	ids := []string{"a.b", "a_b", "a b", "*", ">", "ü", "a/b"}
@@ -179,7 +180,7 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: -1})
+	e, err := embedded.Start(embedded.Config{Dir: dir, Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 		t.Fatalf("append while NATS is down: %v, want ErrUnavailable", err)
 	}
 	t.Logf("an append failed %v after NATS stopped", time.Since(start))
-	e2, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: dir, Port: port})
+	e2, err := embedded.Start(embedded.Config{Dir: dir, Port: port})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 func TestLogPerTaskLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	js := replica(t, embedded(t))
+	js := replica(t, natsServer(t))
 	l, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: "weather", Events: natsstore.EventsConfig{MaxPerTask: 5}})
 	if err != nil {
 		t.Fatal(err)

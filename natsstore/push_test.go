@@ -40,14 +40,14 @@ func pushConfig(taskID, id string) push.Config {
 
 func TestPushStoreConformance(t *testing.T) {
 	pushtest.Run(t, func(t *testing.T) push.ConfigStore {
-		return newPushStore(t, replica(t, embedded(t)), "agent")
+		return newPushStore(t, replica(t, natsServer(t)), "agent")
 	})
 }
 
 func TestPushStoreReplicasShare(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	a := newPushStore(t, replica(t, e), "weather.agent")
 	b := newPushStore(t, replica(t, e), "weather.agent")
 	other := newPushStore(t, replica(t, e), "news-agent")
@@ -115,7 +115,7 @@ func TestPushStoreReplicasShare(t *testing.T) {
 func TestNewPushStoreConcurrent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	const n = 8
 	stores := make([]*natsstore.PushStore, n)
 	errs := make([]error, n)
@@ -145,7 +145,7 @@ func TestNewPushStoreConcurrent(t *testing.T) {
 func TestPushStoreOddIDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := newPushStore(t, replica(t, embedded(t)), "ägent. */")
+	s := newPushStore(t, replica(t, natsServer(t)), "ägent. */")
 	tasks := []string{"t.1", "t 1", "*", ">", "t/1", "ü", "=dA"}
 	ids := []string{"c.1", "c 1", "*", ">", "a/b", "ü", "..", "=YQ"}
 	for _, task := range tasks {
@@ -193,7 +193,7 @@ func TestPushStoreOddIDs(t *testing.T) {
 }
 
 func TestNewPushStoreNeedsNamespace(t *testing.T) {
-	js := replica(t, embedded(t))
+	js := replica(t, natsServer(t))
 	if _, err := natsstore.NewPushStore(context.Background(), js, natsstore.PushStoreConfig{}); err == nil {
 		t.Fatal("NewPushStore without a namespace succeeded")
 	}
@@ -205,7 +205,7 @@ func TestNewPushStoreNeedsNamespace(t *testing.T) {
 func TestPushStoreConcurrentRecreate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	const n = 8
 	stores := make([]*natsstore.PushStore, n)
 	for i := range stores {
@@ -248,7 +248,7 @@ func TestPushStoreConcurrentRecreate(t *testing.T) {
 func TestPushStoreManyConfigs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s := newPushStore(t, replica(t, embedded(t)), "agent")
+	s := newPushStore(t, replica(t, natsServer(t)), "agent")
 	const n = 600
 	for i := range n {
 		if err := s.Save(ctx, pushConfig("t1", fmt.Sprintf("c%03d", n-i))); err != nil {

@@ -47,7 +47,7 @@ func listIDs(t *testing.T, s taskstore.Store) []string {
 }
 
 func TestTaskStoreConformance(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	n := 0
 	// Ended tasks written with a TTL (KeepEnded) take another write path.
@@ -69,7 +69,7 @@ func TestTaskStoreConformance(t *testing.T) {
 // it ends, created ended or updated to its end; running tasks stay.
 func TestEndedTasksExpire(t *testing.T) {
 	const keep = time.Second
-	js := replica(t, embedded(t))
+	js := replica(t, natsServer(t))
 	s := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent", KeepEnded: keep})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -112,7 +112,7 @@ func TestEndedTasksExpire(t *testing.T) {
 func TestTaskStoreReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	cfg := natsstore.TaskStoreConfig{Namespace: "weather"}
 	a := newTaskStore(t, replica(t, e), cfg)
 	b := newTaskStore(t, replica(t, e), cfg)
@@ -163,7 +163,7 @@ func TestTaskStoreReplicas(t *testing.T) {
 func TestTaskStoreNamespaces(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
 	// "agent.x" must not fall under "agent"'s keys.
 	a := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent"})
@@ -194,7 +194,7 @@ func TestTaskStoreNamespaces(t *testing.T) {
 }
 
 func TestTaskStoreConcurrentCreation(t *testing.T) {
-	e := embedded(t)
+	e := natsServer(t)
 	const n = 8
 	jss := make([]jetstream.JetStream, n)
 	for i := range jss {
@@ -228,7 +228,7 @@ func TestTaskStoreConcurrentCreation(t *testing.T) {
 func TestTaskStoreOddIDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
 	ids := []string{"a.b c/ü", "*", ">", "a.>", "=x", "x", "YQ", "tab\tnew\nline", "0192f3c4-7d1e-7a00-8000-1234567890ab"}
 	for i, id := range ids {
@@ -262,7 +262,7 @@ func TestTaskStoreOddIDs(t *testing.T) {
 func TestTaskStoreListMany(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "agent", Bucket: natsstore.BucketConfig{Memory: true}})
 	const n = 600
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -327,7 +327,7 @@ func TestTaskStoreTTL(t *testing.T) {
 	const ttl = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{
 		Namespace: "agent",
 		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: ttl, Memory: true},

@@ -21,9 +21,9 @@ import (
 func TestTooLarge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
+	e := natsServer(t)
 	js := replica(t, e)
-	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: "weather", Replica: "r1"})
+	a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: "weather", Replica: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}

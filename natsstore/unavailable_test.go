@@ -12,6 +12,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 // While the NATS server is down, every store call fails at once with
@@ -20,7 +21,7 @@ import (
 func TestStoresFailFastWhileNATSIsDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: t.TempDir(), Port: -1})
+	e, err := embedded.Start(embedded.Config{Dir: t.TempDir(), Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

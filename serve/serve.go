@@ -154,8 +154,8 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	if s.st.maxTaskBytes > 0 {
 		hc.Limits.MaxTaskBytes = s.st.maxTaskBytes
 	}
-	if s.st.peers != nil {
-		hc.Peers = s.st.peers
+	if s.st.replicas != nil {
+		hc.Replicas = s.st.replicas
 	}
 	if s.handler, err = server.New(hc); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
@@ -210,8 +210,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		ctx, stop = s.st.conn.Context(ctx)
 		defer stop()
 	}
-	if s.st.peers != nil {
-		defer s.st.peers.Start(ctx, s.handler)()
+	if s.st.replicas != nil {
+		defer s.st.replicas.Start(ctx, s.handler)()
 	}
 	s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
 	serveErr := s.rpc.Serve(ctx, s.ln, s.grace)

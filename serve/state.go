@@ -26,10 +26,10 @@ type state struct {
 	events      eventlog.Log
 	push        push.ConfigStore
 	checkpoints adk.CheckPointStore
-	// peers connects the agent's replicas, and conn is the connection
+	// replicas connects the agent's replicas, and conn is the connection
 	// the stores use (state on NATS).
-	peers *natsstore.Peers
-	conn  *natsstore.Conn
+	replicas *natsstore.Replicas
+	conn     *natsstore.Conn
 	// retention is the handler's: Config.Retention, or none when the
 	// stores drop ended tasks themselves.
 	retention time.Duration
@@ -98,13 +98,13 @@ func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent str
 		heartbeat = 10 * time.Second
 	}
 	events := cfg.events()
-	a, err := natsstore.OpenAgent(ctx, js, natsstore.AgentConfig{Namespace: agent, Events: events,
+	a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: agent, Events: events,
 		Tasks: natsstore.BucketConfig{TTL: cfg.NATS.TasksMaxAge}, KeepEnded: cfg.retention(),
 		Push: natsstore.BucketConfig{TTL: events.MaxAge}, HeartbeatTTL: heartbeat, Logger: log})
 	if err != nil {
 		return err
 	}
-	st.events, st.tasks, st.push, st.checkpoints, st.peers = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Peers
+	st.events, st.tasks, st.push, st.checkpoints, st.replicas = a.Log, a.Tasks, a.Push, a.CheckPoints, a.Replicas
 	st.retention, st.maxTaskBytes = -1, a.MaxTaskBytes()
 	return nil
 }

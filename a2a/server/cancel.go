@@ -53,10 +53,10 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 			continue
 		case !busy:
 			defer s.release()
-			if h.peers != nil {
+			if h.replicas != nil {
 				// The run may be another replica's: stop it there first,
 				// so it does not go on behind the cancellation.
-				if _, err := h.peers.Cancel(ctx, req.ID); err != nil {
+				if _, err := h.replicas.Cancel(ctx, req.ID); err != nil {
 					return nil, fmt.Errorf("cancel task %s on the replica running it: %w", req.ID, err)
 				}
 			}

@@ -44,9 +44,9 @@ type Config struct {
 	// bounds keep webhooks that never answer from holding the server's
 	// connections.
 	PushSender *push.Sender
-	// Peers reaches the other replicas that share these stores, so that a
+	// Replicas reaches the other replicas that share these stores, so that a
 	// cancel reaches the run wherever it runs; nil for a single replica.
-	Peers Peers
+	Replicas Replicas
 
 	// Retention is how long a task is kept after reaching a terminal
 	// state (Limits bounds how many are kept); 0 means 10 minutes. A
@@ -86,7 +86,7 @@ type Handler struct {
 	events   eventlog.Log
 	pushCfgs push.ConfigStore
 	sender   *push.Sender
-	peers    Peers
+	replicas Replicas
 	log      *slog.Logger
 
 	retention     time.Duration
@@ -128,7 +128,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
-		peers: cfg.Peers, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
+		replicas: cfg.Replicas, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
 		limits: cfg.Limits.withDefaults(), slots: make(map[string]*slot), live: make(map[string]liveTask),
 	}
 	if h.limits.MaxRuns > 0 {

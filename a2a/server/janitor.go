@@ -291,7 +291,7 @@ func (h *Handler) expireWaiting(ctx context.Context) {
 // for that long, or that a message resumes meanwhile, is left alone. The
 // Handler does this itself for the tasks it saw begin to wait; stores
 // shared by replicas call it for the tasks a replica that is gone left
-// waiting (natsstore.Peers), no other replica having seen them begin.
+// waiting (natsstore.Replicas), no other replica having seen them begin.
 func (h *Handler) ExpireWaiting(ctx context.Context, taskID string, since time.Time) error {
 	if h.limits.InputTimeout <= 0 || time.Since(since) < h.limits.InputTimeout {
 		return nil

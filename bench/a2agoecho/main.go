@@ -1,5 +1,5 @@
 // Command a2agoecho serves the echo agent built on a2a-go v2.4.0 (package
-// internal/peers/goecho) with net/http, for side-by-side benchmarks.
+// bench/peers/goecho) with net/http, for side-by-side benchmarks.
 package main
 
 import (
@@ -7,7 +7,7 @@ import (
 	"log"
 	"net/http"
 
-	"github.com/a2amesh/a2amesh/internal/peers/goecho"
+	"github.com/a2amesh/a2amesh/bench/peers/goecho"
 )
 
 func main() {

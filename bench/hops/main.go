@@ -19,7 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -45,8 +45,8 @@ func main() {
 		port := fs.Int("port", 4333, "port")
 		dir := fs.String("dir", os.TempDir(), "JetStream directory")
 		_ = fs.Parse(os.Args[2:])
-		var srv *natsstore.Embedded
-		if srv, err = natsstore.StartEmbedded(natsstore.EmbeddedConfig{Port: *port, Dir: *dir}); err == nil {
+		var srv *embedded.Server
+		if srv, err = embedded.Start(embedded.Config{Port: *port, Dir: *dir}); err == nil {
 			fmt.Printf("nats ready at %s\n", srv.URL())
 			<-ctx.Done()
 			srv.Close()

@@ -18,7 +18,7 @@ import (
 	"github.com/a2amesh/a2amesh/deploy"
 	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
 // up runs the mesh: an embedded NATS server (unless --nats names one),
@@ -56,7 +56,7 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	url := *natsURL
 	if url == "" {
-		srv, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: filepath.Join(dir, "nats"), Port: *natsPort})
+		srv, err := embedded.Start(embedded.Config{Dir: filepath.Join(dir, "nats"), Port: *natsPort})
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/internal/cli"
-	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
@@ -251,7 +251,7 @@ func natsServerCmd(args []string) error {
 	if *dir == "" {
 		return errors.New("nats-server: --dir is required")
 	}
-	srv, err := natsstore.StartEmbedded(natsstore.EmbeddedConfig{Dir: *dir, Port: *port})
+	srv, err := embedded.Start(embedded.Config{Dir: *dir, Port: *port})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Package goecho is the echo agent built on an independent A2A
 // implementation, a2a-go v2.4.0: the peer that interop tests talk to and
 // that benchmarks measure a2amesh against. It behaves like
-// services/echo/echoagent: text completes a task with one artifact holding
+// services/echo: text completes a task with one artifact holding
 // the text; a stream gets WORKING, ten appended chunks, then COMPLETED;
 // "input:" asks for more input; "slow:" works in timed chunks; "fail:"
 // fails.

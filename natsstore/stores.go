@@ -18,13 +18,13 @@ import (
 // the millisecond a stream may see an event later.
 const CommitDelay = time.Millisecond
 
-// AgentConfig configures the state of one replica of an agent.
-type AgentConfig struct {
+// StoresConfig configures Open: the stores of one replica of an agent.
+type StoresConfig struct {
 	// Namespace is the agent's name, shared by its replicas. Required.
 	Namespace string
 	// Replica names this replica; empty means the host name and a random
-	// suffix, new at each start, so that peers tell the tasks of a replica
-	// that died from those of its successor.
+	// suffix, new at each start, so that the other replicas tell the tasks
+	// of a replica that died from those of its successor.
 	Replica string
 	// Events configures the events stream; Tasks and Push the task and
 	// webhook buckets.
@@ -33,21 +33,21 @@ type AgentConfig struct {
 	Push   BucketConfig
 	// KeepEnded: see TaskStoreConfig.
 	KeepEnded time.Duration
-	// HeartbeatTTL: see PeersConfig.
+	// HeartbeatTTL: see ReplicasConfig.
 	HeartbeatTTL time.Duration
 	Logger       *slog.Logger
 }
 
-// Agent is everything a replica of an agent keeps on JetStream: wire Log,
-// Tasks, Push and Peers into a server.Config, CheckPoints into the ADK
-// executor, and run Peers.Serve for as long as the server runs.
-type Agent struct {
+// Stores is everything a replica of an agent keeps on JetStream: wire Log,
+// Tasks, Push and Replicas into a server.Config, CheckPoints into the ADK
+// executor, and run Replicas.Serve for as long as the server runs.
+type Stores struct {
 	Replica     string
 	Log         *Log
 	Tasks       *TaskStore
 	Push        *PushStore
 	CheckPoints *CheckPointStore
-	Peers       *Peers
+	Replicas    *Replicas
 
 	nc *nats.Conn
 }
@@ -62,7 +62,7 @@ type Agent struct {
 // JSON, one per line, with headers that hold the namespace, the task and
 // context ids and the replica's name. A server bounding task size keeps
 // its bound below MaxPayload with room for these.
-func (a *Agent) MaxPayload() int64 { return a.nc.MaxPayload() }
+func (s *Stores) MaxPayload() int64 { return s.nc.MaxPayload() }
 
 // MaxTaskBytes is the largest task, as a server estimates its size
 // (server.Limits.MaxTaskBytes), that these stores keep: three quarters of
@@ -70,33 +70,33 @@ func (a *Agent) MaxPayload() int64 { return a.nc.MaxPayload() }
 // what the estimate leaves out (JSON escapes). A server given it refuses a
 // message that would outgrow the stores up front, with a clear error,
 // instead of failing the write.
-func (a *Agent) MaxTaskBytes() int { return int(a.MaxPayload() * 3 / 4) }
+func (s *Stores) MaxTaskBytes() int { return int(s.MaxPayload() * 3 / 4) }
 
-// OpenAgent creates (or updates) the streams and buckets the agent's state
+// Open creates (or updates) the streams and buckets the agent's state
 // lives in and opens its stores; every replica may call it at once.
-func OpenAgent(ctx context.Context, js jetstream.JetStream, cfg AgentConfig) (*Agent, error) {
+func Open(ctx context.Context, js jetstream.JetStream, cfg StoresConfig) (*Stores, error) {
 	if cfg.Replica == "" {
 		host, _ := os.Hostname()
 		cfg.Replica = host + "-" + a2a.NewID()[24:]
 	}
-	a := &Agent{Replica: cfg.Replica, nc: js.Conn()}
+	s := &Stores{Replica: cfg.Replica, nc: js.Conn()}
 	var err error
-	if a.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events}); err != nil {
+	if s.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events}); err != nil {
 		return nil, err
 	}
-	if a.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Tasks, KeepEnded: cfg.KeepEnded}); err != nil {
+	if s.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Tasks, KeepEnded: cfg.KeepEnded}); err != nil {
 		return nil, err
 	}
-	if a.Push, err = NewPushStore(ctx, js, PushStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Push}); err != nil {
+	if s.Push, err = NewPushStore(ctx, js, PushStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Push}); err != nil {
 		return nil, err
 	}
-	if a.CheckPoints, err = NewCheckPointStore(ctx, js, CheckPointStoreConfig{Namespace: cfg.Namespace}); err != nil {
+	if s.CheckPoints, err = NewCheckPointStore(ctx, js, CheckPointStoreConfig{Namespace: cfg.Namespace}); err != nil {
 		return nil, err
 	}
-	a.Peers, err = NewPeers(ctx, js, PeersConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Log: a.Log, Tasks: a.Tasks,
+	s.Replicas, err = NewReplicas(ctx, js, ReplicasConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Log: s.Log, Tasks: s.Tasks,
 		HeartbeatTTL: cfg.HeartbeatTTL, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	return s, nil
 }

@@ -20,13 +20,13 @@ import (
 // ReplicasBucket holds a heartbeat per live replica.
 const ReplicasBucket = "A2AMESH_REPLICAS"
 
-// PeersConfig configures Peers.
-type PeersConfig struct {
+// ReplicasConfig configures Replicas.
+type ReplicasConfig struct {
 	// Namespace is the agent whose replicas these are. Required.
 	Namespace string
 	// Replica names this replica; it must be the Replica of the Log the
-	// replica writes with, since a task's last writer is how a peer finds
-	// the replica running it. Required.
+	// replica writes with, since a task's last writer is how the others
+	// find the replica running it. Required.
 	Replica string
 	// Log and Tasks are the agent's shared stores. Required.
 	Log   *Log
@@ -41,13 +41,13 @@ type PeersConfig struct {
 	Logger *slog.Logger
 }
 
-// Peers is the server.Peers of a replica whose state is on JetStream: it
+// Replicas is the server.Replicas of a replica whose state is on JetStream: it
 // carries cancellations to the replica running a task, keeps this
 // replica's heartbeat, and fails the running tasks of replicas whose
 // heartbeat stops (a replica killed mid-task), so that no task stays
 // WORKING for ever.
-type Peers struct {
-	cfg       PeersConfig
+type Replicas struct {
+	cfg       ReplicasConfig
 	nc        *nats.Conn
 	js        jetstream.JetStream
 	kv        jetstream.KeyValue
@@ -55,10 +55,10 @@ type Peers struct {
 	putPrefix string
 }
 
-var _ server.Peers = (*Peers)(nil)
+var _ server.Replicas = (*Replicas)(nil)
 
-// PeerHandler is what Serve calls: a server.Handler.
-type PeerHandler interface {
+// ReplicaHandler is what Serve calls: a server.Handler.
+type ReplicaHandler interface {
 	StopRun(ctx context.Context, taskID string) (bool, error)
 	FailOrphan(ctx context.Context, taskID, reason string) error
 	// ExpireWaiting is told of a task waiting for input (since the
@@ -68,10 +68,10 @@ type PeerHandler interface {
 	ExpireWaiting(ctx context.Context, taskID string, since time.Time) error
 }
 
-// NewPeers makes sure the heartbeat bucket exists.
-func NewPeers(ctx context.Context, js jetstream.JetStream, cfg PeersConfig) (*Peers, error) {
+// NewReplicas makes sure the heartbeat bucket exists.
+func NewReplicas(ctx context.Context, js jetstream.JetStream, cfg ReplicasConfig) (*Replicas, error) {
 	if cfg.Namespace == "" || cfg.Replica == "" || cfg.Log == nil || cfg.Tasks == nil {
-		return nil, errors.New("natsstore: peers need a namespace, a replica name, the log and the task store")
+		return nil, errors.New("natsstore: replicas need a namespace, a replica name, the log and the task store")
 	}
 	if cfg.HeartbeatTTL == 0 {
 		cfg.HeartbeatTTL = 10 * time.Second
@@ -87,33 +87,34 @@ func NewPeers(ctx context.Context, js jetstream.JetStream, cfg PeersConfig) (*Pe
 	if err != nil {
 		return nil, err
 	}
-	return &Peers{cfg: cfg, nc: js.Conn(), js: js, kv: kv, ns: keyToken(cfg.Namespace),
+	return &Replicas{cfg: cfg, nc: js.Conn(), js: js, kv: kv, ns: keyToken(cfg.Namespace),
 		putPrefix: putPrefix(js) + "$KV." + kv.Bucket() + "."}, nil
 }
 
-func (p *Peers) key(replica string) string { return p.ns + "." + keyToken(replica) }
+func (r *Replicas) key(replica string) string { return r.ns + "." + keyToken(replica) }
 
-// subject is where a replica answers its peers.
-func (p *Peers) subject(replica string) string {
-	return "a2amesh.peers." + p.ns + "." + keyToken(replica) + ".cancel"
+// subject is where a replica answers the other replicas. (The wire
+// name predates the type's; replicas of different builds must agree on it.)
+func (r *Replicas) subject(replica string) string {
+	return "a2amesh.peers." + r.ns + "." + keyToken(replica) + ".cancel"
 }
 
 // Cancel asks the replica that wrote the task's last event to stop its
 // run. A replica that is gone (nobody answers on its subject) has no run.
-func (p *Peers) Cancel(ctx context.Context, taskID string) (bool, error) {
-	writer, err := p.cfg.Log.LastWriter(ctx, taskID)
-	if errors.Is(err, eventlog.ErrNotFound) || writer == "" || writer == p.cfg.Replica {
+func (r *Replicas) Cancel(ctx context.Context, taskID string) (bool, error) {
+	writer, err := r.cfg.Log.LastWriter(ctx, taskID)
+	if errors.Is(err, eventlog.ErrNotFound) || writer == "" || writer == r.cfg.Replica {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	ctx, cancel, err := call(ctx, p.nc)
+	ctx, cancel, err := call(ctx, r.nc)
 	defer cancel()
 	if err != nil {
 		return false, err
 	}
-	reply, err := p.nc.RequestWithContext(ctx, p.subject(writer), []byte(taskID))
+	reply, err := r.nc.RequestWithContext(ctx, r.subject(writer), []byte(taskID))
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return false, nil
@@ -130,16 +131,16 @@ func (p *Peers) Cancel(ctx context.Context, taskID string) (bool, error) {
 	}
 }
 
-// Serve keeps this replica's heartbeat, answers its peers' cancellations
+// Serve keeps this replica's heartbeat, answers the other replicas' cancellations
 // with h, and fails the running tasks of replicas that stop, until ctx
 // ends. It returns after every goroutine it started has ended.
-func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
-	if err := p.beat(ctx); err != nil {
+func (r *Replicas) Serve(ctx context.Context, h ReplicaHandler) error {
+	if err := r.beat(ctx); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	sub, err := p.nc.Subscribe(p.subject(p.cfg.Replica), func(m *nats.Msg) {
+	sub, err := r.nc.Subscribe(r.subject(r.cfg.Replica), func(m *nats.Msg) {
 		// StopRun waits for the run to end: not on NATS's delivery
 		// goroutine.
 		wg.Go(func() {
@@ -152,38 +153,38 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 				answer = "stopped"
 			}
 			if err := m.Respond([]byte(answer)); err != nil {
-				p.cfg.Logger.Warn("natsstore: answer a peer", "err", err)
+				r.cfg.Logger.Warn("natsstore: answer a replica", "err", err)
 			}
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("natsstore: peers: %w", err)
+		return fmt.Errorf("natsstore: replicas: %w", err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 
-	tick := time.NewTicker(p.cfg.HeartbeatTTL / 3)
+	tick := time.NewTicker(r.cfg.HeartbeatTTL / 3)
 	defer tick.Stop()
 	ticks := 0
-	// After NATS was out of reach for longer than a heartbeat every peer's
+	// After NATS was out of reach for longer than a heartbeat every replica's
 	// heartbeat has expired, live or not: sweep only once the connection
 	// has been up for a whole heartbeat (three ticks), long enough for
-	// live peers to beat again.
-	reconnects, steadyTicks := p.nc.Stats().Reconnects, 0
+	// live replicas to beat again.
+	reconnects, steadyTicks := r.nc.Stats().Reconnects, 0
 	var w lookout
 	for {
 		select {
 		case <-ctx.Done():
 			// A replica that stops cleanly says so at once.
 			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = p.kv.Purge(dctx, p.key(p.cfg.Replica))
+			_ = r.kv.Purge(dctx, r.key(r.cfg.Replica))
 			cancel()
 			return nil
 		case <-tick.C:
 		}
-		if err := p.beat(ctx); err != nil && ctx.Err() == nil {
-			p.cfg.Logger.Warn("natsstore: heartbeat", "err", err)
+		if err := r.beat(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.Warn("natsstore: heartbeat", "err", err)
 		}
-		if n := p.nc.Stats().Reconnects; n != reconnects || !p.nc.IsConnected() {
+		if n := r.nc.Stats().Reconnects; n != reconnects || !r.nc.IsConnected() {
 			// Heartbeats lapsed while NATS was away: look afresh.
 			reconnects, steadyTicks = n, 0
 			w.reset()
@@ -194,17 +195,17 @@ func (p *Peers) Serve(ctx context.Context, h PeerHandler) error {
 		if ticks++; ticks%3 != 0 || steadyTicks < 3 {
 			continue
 		}
-		now, err := p.live(ctx)
+		now, err := r.live(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				p.cfg.Logger.Warn("natsstore: list the replicas", "err", err)
+				r.cfg.Logger.Warn("natsstore: list the replicas", "err", err)
 			}
 			continue
 		}
 		if w.due(now) {
-			if err := p.sweep(ctx, h); err != nil {
+			if err := r.sweep(ctx, h); err != nil {
 				if ctx.Err() == nil {
-					p.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
+					r.cfg.Logger.Warn("natsstore: look for orphaned tasks", "err", err)
 				}
 				continue // look again at the next heartbeat
 			}
@@ -242,13 +243,13 @@ func (w *lookout) saw(now map[string]bool) { w.seen = now }
 func (w *lookout) reset() { w.seen = nil }
 
 // live returns the replicas of the agent whose heartbeat is current.
-func (p *Peers) live(ctx context.Context) (map[string]bool, error) {
-	ctx, cancel, err := call(ctx, p.nc)
+func (r *Replicas) live(ctx context.Context) (map[string]bool, error) {
+	ctx, cancel, err := call(ctx, r.nc)
 	defer cancel()
 	if err != nil {
 		return nil, err
 	}
-	keys, err := p.kv.ListKeysFiltered(ctx, p.ns+".>")
+	keys, err := r.kv.ListKeysFiltered(ctx, r.ns+".>")
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: heartbeats: %w", unanswered(ctx, err))
 	}
@@ -272,36 +273,36 @@ func gone(before, now map[string]bool) bool {
 
 // Start runs Serve in the background, logging its error, until ctx ends or
 // stop is called; stop waits for Serve to return.
-func (p *Peers) Start(ctx context.Context, h PeerHandler) (stop func()) {
+func (r *Replicas) Start(ctx context.Context, h ReplicaHandler) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := p.Serve(ctx, h); err != nil {
-			p.cfg.Logger.Error("natsstore: replica peers", "err", err)
+		if err := r.Serve(ctx, h); err != nil {
+			r.cfg.Logger.Error("natsstore: replicas", "err", err)
 		}
 	}()
 	return func() { cancel(); <-done }
 }
 
 // beat renews this replica's heartbeat for HeartbeatTTL.
-func (p *Peers) beat(ctx context.Context) error {
-	ctx, cancel, err := call(ctx, p.nc)
+func (r *Replicas) beat(ctx context.Context) error {
+	ctx, cancel, err := call(ctx, r.nc)
 	defer cancel()
 	if err != nil {
 		return err
 	}
-	_, err = p.js.Publish(ctx, p.putPrefix+p.key(p.cfg.Replica), []byte(time.Now().UTC().Format(time.RFC3339)),
-		jetstream.WithMsgTTL(p.cfg.HeartbeatTTL))
+	_, err = r.js.Publish(ctx, r.putPrefix+r.key(r.cfg.Replica), []byte(time.Now().UTC().Format(time.RFC3339)),
+		jetstream.WithMsgTTL(r.cfg.HeartbeatTTL))
 	if err != nil {
-		return fmt.Errorf("natsstore: heartbeat of %s: %w", p.cfg.Replica, err)
+		return fmt.Errorf("natsstore: heartbeat of %s: %w", r.cfg.Replica, err)
 	}
 	return nil
 }
 
 // alive reports whether replica's heartbeat is current.
-func (p *Peers) alive(ctx context.Context, replica string) (bool, error) {
-	_, err := p.kv.Get(ctx, p.key(replica))
+func (r *Replicas) alive(ctx context.Context, replica string) (bool, error) {
+	_, err := r.kv.Get(ctx, r.key(replica))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return false, nil
@@ -313,8 +314,8 @@ func (p *Peers) alive(ctx context.Context, replica string) (bool, error) {
 
 // sweep fails the submitted and working tasks whose last event a replica
 // without a heartbeat wrote.
-func (p *Peers) sweep(ctx context.Context, h PeerHandler) error {
-	if !p.nc.IsConnected() {
+func (r *Replicas) sweep(ctx context.Context, h ReplicaHandler) error {
+	if !r.nc.IsConnected() {
 		return ErrUnavailable
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -323,18 +324,18 @@ func (p *Peers) sweep(ctx context.Context, h PeerHandler) error {
 	for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateSubmitted, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired} {
 		q := taskstore.Query{State: state, PageSize: 100}
 		for {
-			page, err := p.cfg.Tasks.List(ctx, q)
+			page, err := r.cfg.Tasks.List(ctx, q)
 			if err != nil {
 				return err
 			}
 			for _, t := range page.Tasks {
-				writer, err := p.cfg.Log.LastWriter(ctx, t.ID)
-				if err != nil || writer == "" || writer == p.cfg.Replica {
+				writer, err := r.cfg.Log.LastWriter(ctx, t.ID)
+				if err != nil || writer == "" || writer == r.cfg.Replica {
 					continue
 				}
 				gone, seen := dead[writer]
 				if !seen {
-					up, err := p.alive(ctx, writer)
+					up, err := r.alive(ctx, writer)
 					if err != nil {
 						return err
 					}
@@ -345,14 +346,14 @@ func (p *Peers) sweep(ctx context.Context, h PeerHandler) error {
 					// Any replica resumes it from its checkpoint; until
 					// then, it may wait only so long.
 					if err := h.ExpireWaiting(ctx, t.ID, t.Status.Timestamp); err != nil {
-						p.cfg.Logger.Warn("natsstore: expire a task left waiting for input", "task", t.ID, "err", err)
+						r.cfg.Logger.Warn("natsstore: expire a task left waiting for input", "task", t.ID, "err", err)
 					}
 				case gone:
 					reason := fmt.Sprintf("the replica running this task (%s) stopped before it finished", writer)
 					if err := h.FailOrphan(ctx, t.ID, reason); err != nil {
-						p.cfg.Logger.Warn("natsstore: fail an orphaned task", "task", t.ID, "err", err)
+						r.cfg.Logger.Warn("natsstore: fail an orphaned task", "task", t.ID, "err", err)
 					} else {
-						p.cfg.Logger.Info("natsstore: failed an orphaned task", "task", t.ID, "replica", writer)
+						r.cfg.Logger.Info("natsstore: failed an orphaned task", "task", t.ID, "replica", writer)
 					}
 				}
 			}

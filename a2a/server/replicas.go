@@ -8,11 +8,11 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 )
 
-// Peers connects the replicas of an agent that share its task store and
+// Replicas connects the replicas of an agent that share its task store and
 // event log. A replica that is asked to cancel a task it is not running
-// asks the replica that is; a transport (natsstore.Peers) carries the
+// asks the replica that is; a transport (natsstore.Replicas) carries the
 // question and calls StopRun on the other side.
-type Peers interface {
+type Replicas interface {
 	// Cancel asks the replica running the task to stop its run and
 	// reports whether one did. false with no error means no live replica
 	// runs it: its run ended, or its replica died.
@@ -21,8 +21,8 @@ type Peers interface {
 
 // StopRun stops this replica's run of the task, if it has one, and waits
 // until it has ended (or CancelTimeout, after which the task is marked
-// canceled anyway). It reports whether there was a run. A peer transport
-// calls it when another replica is asked to cancel the task.
+// canceled anyway). It reports whether there was a run. A Replicas
+// transport calls it when another replica is asked to cancel the task.
 func (h *Handler) StopRun(ctx context.Context, taskID string) (bool, error) {
 	s := h.slotRef(taskID)
 	defer h.slotUnref(s)
@@ -41,8 +41,8 @@ func (h *Handler) StopRun(ctx context.Context, taskID string) (bool, error) {
 // FailOrphan ends a task that a replica that has died was running: if no
 // run of it is going on here and it is still submitted or working, it
 // fails with reason. Interrupted tasks are left alone, since any replica
-// resumes them from their checkpoint. A peer transport calls it when a
-// replica stops renewing its lease.
+// resumes them from their checkpoint. A Replicas transport calls it when
+// a replica stops renewing its lease.
 func (h *Handler) FailOrphan(ctx context.Context, taskID, reason string) error {
 	s := h.slotRef(taskID)
 	defer h.slotUnref(s)

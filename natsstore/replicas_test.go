@@ -14,9 +14,10 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
 
-// recorder is a replica's server, as its Peers see it.
+// recorder is a replica's server, as its Replicas see it.
 type recorder struct {
 	// stop answers StopRun.
 	stop func(taskID string) (bool, error)
@@ -72,46 +73,46 @@ func (r *recorder) stops() []string {
 	return slices.Clone(r.stopped)
 }
 
-// peer is a replica of the agent "weather": its connection, stores and
-// Peers.
-type peer struct {
-	name  string
-	js    jetstream.JetStream
-	log   *natsstore.Log
-	tasks *natsstore.TaskStore
-	peers *natsstore.Peers
-	h     recorder
+// member is a replica of the agent "weather": its connection, stores and
+// Replicas.
+type member struct {
+	name     string
+	js       jetstream.JetStream
+	log      *natsstore.Log
+	tasks    *natsstore.TaskStore
+	replicas *natsstore.Replicas
+	h        recorder
 }
 
-func newPeer(t *testing.T, e *natsstore.Embedded, name string, heartbeat time.Duration) *peer {
+func newMember(t *testing.T, e *embedded.Server, name string, heartbeat time.Duration) *member {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p := &peer{name: name, js: replica(t, e)}
-	p.log = replicaLog(t, p.js, name)
-	p.tasks = newTaskStore(t, p.js, natsstore.TaskStoreConfig{Namespace: "weather"})
+	m := &member{name: name, js: replica(t, e)}
+	m.log = replicaLog(t, m.js, name)
+	m.tasks = newTaskStore(t, m.js, natsstore.TaskStoreConfig{Namespace: "weather"})
 	var err error
-	p.peers, err = natsstore.NewPeers(ctx, p.js, natsstore.PeersConfig{Namespace: "weather", Replica: name, Log: p.log, Tasks: p.tasks, HeartbeatTTL: heartbeat})
+	m.replicas, err = natsstore.NewReplicas(ctx, m.js, natsstore.ReplicasConfig{Namespace: "weather", Replica: name, Log: m.log, Tasks: m.tasks, HeartbeatTTL: heartbeat})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return m
 }
 
-// serve runs p's Peers until the test ends or the returned stop.
-func (p *peer) serve(t *testing.T) (stop func()) {
-	stop = p.peers.Start(context.Background(), &p.h)
+// serve runs m's Replicas until the test ends or the returned stop.
+func (m *member) serve(t *testing.T) (stop func()) {
+	stop = m.replicas.Start(context.Background(), &m.h)
 	t.Cleanup(stop)
 	return stop
 }
 
-// writes makes p the last writer of a task in state s, stored.
-func (p *peer) writes(t *testing.T, ctx context.Context, id string, s a2a.TaskState) {
+// writes makes m the last writer of a task in state s, stored.
+func (m *member) writes(t *testing.T, ctx context.Context, id string, s a2a.TaskState) {
 	t.Helper()
-	if _, err := p.tasks.Create(ctx, testTask(id, "c", s), 1); err != nil {
+	if _, err := m.tasks.Create(ctx, testTask(id, "c", s), 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.log.Append(ctx, id, 1, testTask(id, "c", s)); err != nil {
+	if err := m.log.Append(ctx, id, 1, testTask(id, "c", s)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,12 +120,12 @@ func (p *peer) writes(t *testing.T, ctx context.Context, id string, s a2a.TaskSt
 // A cancel goes to the replica that wrote the task's last event, and
 // comes back with its answer; a task whose writer is gone, is this
 // replica, or is nobody has no run elsewhere.
-func TestPeersCancel(t *testing.T) {
+func TestReplicasCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
-	a, b := newPeer(t, e, "a", time.Second), newPeer(t, e, "b", time.Second)
-	gone := newPeer(t, e, "gone", time.Second) // never serves
+	e := natsServer(t)
+	a, b := newMember(t, e, "a", time.Second), newMember(t, e, "b", time.Second)
+	gone := newMember(t, e, "gone", time.Second) // never serves
 	a.h.stop = func(id string) (bool, error) {
 		switch id {
 		case "running":
@@ -147,8 +148,8 @@ func TestPeersCancel(t *testing.T) {
 	b.writes(t, ctx, "own", a2a.TaskStateWorking)
 
 	// Serve subscribes in the background: wait until A answers.
-	waitFor(t, 5*time.Second, "A to answer its peers", func() bool {
-		stopped, err := b.peers.Cancel(ctx, "running")
+	waitFor(t, 5*time.Second, "A to answer the other replicas", func() bool {
+		stopped, err := b.replicas.Cancel(ctx, "running")
 		return err == nil && stopped
 	})
 	for _, c := range []struct {
@@ -166,7 +167,7 @@ func TestPeersCancel(t *testing.T) {
 	} {
 		t.Run(c.task, func(t *testing.T) {
 			before := len(a.h.stops())
-			stopped, err := b.peers.Cancel(ctx, c.task)
+			stopped, err := b.replicas.Cancel(ctx, c.task)
 			if stopped != c.stopped || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
 				t.Fatalf("Cancel = %v, %v; want %v, %q", stopped, err, c.stopped, c.err)
 			}
@@ -180,11 +181,11 @@ func TestPeersCancel(t *testing.T) {
 
 // A serving replica keeps a heartbeat, and a replica that stops removes
 // its own at once.
-func TestPeersHeartbeat(t *testing.T) {
+func TestReplicasHeartbeat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e := embedded(t)
-	a := newPeer(t, e, "a", time.Second)
+	e := natsServer(t)
+	a := newMember(t, e, "a", time.Second)
 	kv, err := a.js.KeyValue(ctx, natsstore.ReplicasBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -207,20 +208,20 @@ func TestPeersHeartbeat(t *testing.T) {
 	}
 }
 
-// A replica's peers fail the submitted and working tasks it was running
-// once its heartbeat is gone, at their first look after (once a
+// The other replicas fail the submitted and working tasks a replica was
+// running once its heartbeat is gone, at their first look after (once a
 // heartbeat), whether it stopped (and removed its heartbeat) or was
 // killed (and its heartbeat expired); its interrupted tasks, and live
 // replicas' tasks, are left alone.
-func TestPeersFailOrphans(t *testing.T) {
+func TestReplicasFailOrphans(t *testing.T) {
 	const heartbeat = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	e := embedded(t)
-	b, c := newPeer(t, e, "b", heartbeat), newPeer(t, e, "c", heartbeat)
+	e := natsServer(t)
+	b, c := newMember(t, e, "b", heartbeat), newMember(t, e, "c", heartbeat)
 	// "dead" never beat: the first look fails its task, which tells
 	// that B has looked.
-	newPeer(t, e, "dead", heartbeat).writes(t, ctx, "dead-working", a2a.TaskStateWorking)
+	newMember(t, e, "dead", heartbeat).writes(t, ctx, "dead-working", a2a.TaskStateWorking)
 	b.writes(t, ctx, "b-working", a2a.TaskStateWorking)
 	c.writes(t, ctx, "c-working", a2a.TaskStateWorking)
 	b.serve(t)
@@ -232,9 +233,9 @@ func TestPeersFailOrphans(t *testing.T) {
 
 	for _, how := range []string{"stopped", "killed"} {
 		t.Run(how, func(t *testing.T) {
-			a := newPeer(t, e, how, heartbeat)
+			a := newMember(t, e, how, heartbeat)
 			stop := a.serve(t)
-			// A beats before its peers know of its tasks.
+			// A beats before the others know of its tasks.
 			waitFor(t, 5*time.Second, "A's heartbeat", func() bool {
 				kv, err := a.js.KeyValue(ctx, natsstore.ReplicasBucket)
 				if err != nil {

@@ -1,0 +1,63 @@
+package a2amesh
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// What a library user links by importing a public package: only what that
+// package needs. The A2A client works without Hertz or NATS, the ADK
+// without Hertz, NATS or A2A; the NATS server comes only with
+// natsstore/embedded, and the peer SDKs the interop tests and benchmarks
+// compare with (a2a-go) only with the modules of those.
+func TestDependencies(t *testing.T) {
+	const (
+		hertz      = "github.com/cloudwego/hertz"
+		nats       = "github.com/nats-io"
+		natsServer = "github.com/nats-io/nats-server"
+		a2a        = "github.com/a2amesh/a2amesh/a2a"
+		a2ago      = "github.com/a2aproject/a2a-go"
+	)
+	everywhere := []string{natsServer, a2ago}
+	forbidden := map[string][]string{
+		"github.com/a2amesh/a2amesh/a2a/client": append([]string{hertz, nats}, everywhere...),
+		"github.com/a2amesh/a2amesh/adk":        append([]string{hertz, nats, a2a}, everywhere...),
+		"github.com/a2amesh/a2amesh/natsstore":  everywhere,
+		"github.com/a2amesh/a2amesh/bridge":     everywhere,
+		"github.com/a2amesh/a2amesh/gateway":    everywhere,
+		"github.com/a2amesh/a2amesh/serve":      everywhere,
+	}
+	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
+	for pkg := range forbidden {
+		args = append(args, pkg)
+	}
+	// go test puts the go command that runs it first on PATH.
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	listed := 0
+	for line := range strings.Lines(string(out)) {
+		pkg, deps, _ := strings.Cut(strings.TrimSpace(line), " ")
+		roots, ok := forbidden[pkg]
+		if !ok {
+			t.Errorf("go list listed %s, which it was not asked for", pkg)
+			continue
+		}
+		listed++
+		for dep := range strings.FieldsSeq(deps) {
+			for _, root := range roots {
+				if dep == root || strings.HasPrefix(dep, root+"/") {
+					t.Errorf("%s links %s", pkg, dep)
+				}
+			}
+		}
+	}
+	if listed != len(forbidden) {
+		t.Errorf("go list listed %d of the %d packages", listed, len(forbidden))
+	}
+}
