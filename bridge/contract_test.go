@@ -113,7 +113,7 @@ func TestCancelThroughTwoHops(t *testing.T) {
 		t.Fatalf("last event %s", adktest.Describe(last))
 	}
 	// The Booker task, two hops away, ends CANCELED.
-	c, err := client.New(context.Background(), bookerURL)
+	c, err := client.New(context.Background(), bookerURL, client.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 func newClient(t *testing.T, url string) *client.Client {
 	t.Helper()
-	c, err := client.New(context.Background(), url)
+	c, err := client.New(context.Background(), url, client.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

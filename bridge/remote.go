@@ -83,13 +83,13 @@ var (
 
 // NewRemoteAgent resolves the agent's card at cfg.URL.
 func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error) {
-	var opts []client.Option
-	if cfg.HTTPClient != nil {
-		opts = append(opts, client.WithHTTPClient(cfg.HTTPClient))
+	ccfg := client.Config{
+		HTTPClient:        cfg.HTTPClient,
+		StreamIdleTimeout: cfg.IdleTimeout,
+		ResponseTimeout:   cfg.ResponseTimeout,
+		AllowedOrigins:    cfg.AllowedOrigins,
 	}
-	opts = append(opts, client.WithStreamIdleTimeout(cfg.IdleTimeout), client.WithResponseTimeout(cfg.ResponseTimeout),
-		client.WithAllowedOrigins(cfg.AllowedOrigins...))
-	c, err := client.New(ctx, cfg.URL, opts...)
+	c, err := client.New(ctx, cfg.URL, ccfg)
 	if err != nil && cfg.Wait > 0 {
 		deadline, pause := time.Now().Add(cfg.Wait), 100*time.Millisecond
 		for err != nil && !errors.Is(err, client.ErrOriginRefused) && time.Now().Before(deadline) {
@@ -99,7 +99,7 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 			case <-time.After(pause):
 			}
 			pause = min(2*pause, 2*time.Second)
-			c, err = client.New(ctx, cfg.URL, opts...)
+			c, err = client.New(ctx, cfg.URL, ccfg)
 		}
 	}
 	if err != nil {

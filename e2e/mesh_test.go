@@ -314,7 +314,7 @@ func newClient(t *testing.T, url string) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.New(ctx, url)
+	c, err := client.New(ctx, url, client.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -485,7 +485,7 @@ func TestOurClient03SendsLegacyExtensionsHeader(t *testing.T) {
 	ctx := testContext(t)
 	const ext = "urn:a2amesh:interop:wanted"
 	base := startGo03ExtensionsEcho(t)
-	c, err := client.New(ctx, base, client.WithHTTPClient(newHTTPClient(t)))
+	c, err := client.New(ctx, base, client.Config{HTTPClient: newHTTPClient(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

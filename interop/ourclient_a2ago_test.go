@@ -56,11 +56,7 @@ import (
 // version ("" for the client's own choice).
 func dialGoEcho(t *testing.T, ctx context.Context, base, version string, hc *http.Client) *client.Client {
 	t.Helper()
-	opts := []client.Option{client.WithHTTPClient(hc)}
-	if version != "" {
-		opts = append(opts, client.WithProtocolVersion(version))
-	}
-	c, err := client.New(ctx, base, opts...)
+	c, err := client.New(ctx, base, client.Config{HTTPClient: hc, ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("client.New(%s): %v", base, err)
 	}
@@ -184,7 +180,7 @@ func testOurClientAgainstA2AGo(t *testing.T, version string) {
 	hc := newHTTPClient(t)
 	var c *client.Client
 	if version == a2a.Version {
-		// Without WithProtocolVersion the client picks the newest wire the
+		// Without a ProtocolVersion the client picks the newest wire the
 		// card offers.
 		c = dialGoEcho(t, ctx, base, "", hc)
 	} else {

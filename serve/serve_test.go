@@ -121,7 +121,7 @@ func TestServeAnAgent(t *testing.T) {
 	s, _, _ := start(t, serve.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.New(ctx, s.URL())
+	c, err := client.New(ctx, s.URL(), client.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestServeAnExecutorUnderAnotherName(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()
-	c, err := client.New(ctx, s.URL())
+	c, err := client.New(ctx, s.URL(), client.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestTaskSizeFitsTheStores(t *testing.T) {
 	s, _, logs := start(t, serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL()}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := client.New(ctx, s.URL())
+	c, err := client.New(ctx, s.URL(), client.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

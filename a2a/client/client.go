@@ -3,7 +3,7 @@
 // card offers only 0.3, A2A 0.3. Streams are iterators that resume a cut
 // connection from the last event they delivered.
 //
-//	c, err := client.New(ctx, "http://127.0.0.1:9001")
+//	c, err := client.New(ctx, "http://127.0.0.1:9001", client.Config{})
 //	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hi")})
 //	for ev, err := range c.SendStreamingMessage(ctx, req) { ... }
 package client
@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,114 +50,124 @@ type Client struct {
 	sseBuffers sync.Pool
 }
 
-// The defaults of the client's timeouts. Both make a peer that hangs (a
+// Config configures a Client. The zero value of every field is its
+// default, so Config{} makes a client that bounds its calls and streams and
+// resumes cut streams; where a field says so, a negative value removes the
+// bound. Variations for one call are CallOptions, passed to the call.
+type Config struct {
+	// HTTPClient sends the requests; nil means a client of its own with
+	// http.DefaultTransport's settings (whose idle connections New closes
+	// when it fails, and Resolve when it returns).
+	HTTPClient *http.Client
+	// ProtocolVersion is the A2A version the client speaks, "1.0" or
+	// "0.3". Empty means the newest the card offers (New, NewFromCard),
+	// or 1.0 for NewFromURL, which has no card.
+	ProtocolVersion string
+	// CallOptions apply to every call, before the call's own.
+	CallOptions []CallOption
+	// ResumeAttempts is how many times in a row a cut stream is resumed
+	// (with SubscribeToTask after the last event received) before its
+	// error is returned; a resumption that delivers an event earns the
+	// attempts back. 0 means DefaultResumeAttempts (3); negative turns
+	// resumption off.
+	ResumeAttempts int
+	// StreamIdleTimeout treats a stream that receives nothing (no response
+	// headers, no event, no keep-alive) for this long as cut, counting
+	// from when its request is sent: a server that accepts the connection
+	// and never answers is cut as surely as one that stops mid-stream. A
+	// cut stream is resumed (ResumeAttempts), and its resumptions must
+	// hear from the server within StreamIdleTimeout of the cut, so a
+	// stream to a server that hangs fails within about twice
+	// StreamIdleTimeout. The time the consumer spends on an event does
+	// not count. 0 means DefaultStreamIdleTimeout (20 s); negative: no
+	// bound. Against a server that sends no keep-alives and may be silent
+	// longer (waiting on a slow model), raise it.
+	StreamIdleTimeout time.Duration
+	// ResponseTimeout bounds how long a unary call and the card fetch
+	// wait for their whole response, from sending the request. 0 means
+	// DefaultResponseTimeout (30 s); negative: no bound. A SendMessage
+	// that waits for the task to settle (without
+	// SendMessageConfiguration.ReturnImmediately) is exempt: it lasts as
+	// long as the task, so bound it with Timeout or its context, or
+	// stream the task instead, which StreamIdleTimeout bounds.
+	ResponseTimeout time.Duration
+	// MaxEventBytes bounds the size of one streamed event, and of one
+	// unary response. 0 (or less) means DefaultMaxEventBytes (16 MiB).
+	MaxEventBytes int
+	// AllowedOrigins let New use an interface that the card names on one
+	// of these origins ("https://agents.example.com",
+	// "http://10.0.0.7:9101"), besides the origin the card was fetched
+	// from. Entries are scheme://host[:port], without a path; New refuses
+	// another form with an error matching ErrOriginRefused.
+	AllowedOrigins []string
+	// Guard, when set, makes every connection the client makes (the card
+	// fetch included) dial through it, which refuses addresses in the
+	// local network unless Guard.Allow admits them (see netguard.Guard);
+	// such refusals match netguard.ErrRefused. The client's transport then
+	// ignores proxy environment variables, since a proxy would be the
+	// address the guard checks. With HTTPClient, that client's
+	// *http.Transport (nil: the default one) is copied with the guard's
+	// dialer; a client with another kind of Transport cannot be guarded,
+	// and every call fails saying so.
+	Guard *netguard.Guard
+}
+
+// The defaults of the zero Config. The timeouts make a peer that hangs (a
 // stopped process whose kernel still accepts connections, a stuck proxy)
 // an error within seconds rather than a wait as long as the caller's.
 const (
-	// DefaultStreamIdleTimeout is WithStreamIdleTimeout's default: longer
-	// than the 15 s between an a2amesh server's keep-alives.
+	// DefaultStreamIdleTimeout is Config.StreamIdleTimeout's default:
+	// longer than the 15 s between an a2amesh server's keep-alives.
 	DefaultStreamIdleTimeout = 20 * time.Second
-	// DefaultResponseTimeout is WithResponseTimeout's default. A CancelTask
-	// may wait up to 10 s on an a2amesh server for the run to stop.
+	// DefaultResponseTimeout is Config.ResponseTimeout's default. A
+	// CancelTask may wait up to 10 s on an a2amesh server for the run to
+	// stop.
 	DefaultResponseTimeout = 30 * time.Second
+	// DefaultResumeAttempts is Config.ResumeAttempts's default.
+	DefaultResumeAttempts = 3
+	// DefaultMaxEventBytes is Config.MaxEventBytes's default.
+	DefaultMaxEventBytes = 16 << 20
 )
 
-type config struct {
+// settings is a Config with its defaults applied.
+type settings struct {
 	hc          *http.Client
 	ownHC       bool // hc was made here, so closing its connections is ours to do
 	version     string
 	calls       []CallOption
-	resumes     int
+	resumes     int // <= 0: no resumption
 	maxEvent    int
-	idle        time.Duration
-	respTimeout time.Duration
+	idle        time.Duration // <= 0: no bound
+	respTimeout time.Duration // <= 0: no bound
 	origins     []string
-	guard       *netguard.Guard
 }
 
-// Option configures a Client.
-type Option func(*config)
-
-// WithHTTPClient sets the HTTP client; the default is a client of its own
-// with http.DefaultTransport's settings.
-func WithHTTPClient(hc *http.Client) Option { return func(c *config) { c.hc = hc } }
-
-// WithProtocolVersion makes the client speak "1.0" or "0.3" instead of the
-// newest version the card offers.
-func WithProtocolVersion(v string) Option { return func(c *config) { c.version = v } }
-
-// WithCallOptions applies call options to every call.
-func WithCallOptions(opts ...CallOption) Option {
-	return func(c *config) { c.calls = append(c.calls, opts...) }
-}
-
-// WithResumeAttempts sets how many times a cut stream is resumed (with
-// SubscribeToTask after the last event received) before its error is
-// returned; the default is 3, and 0 turns resumption off.
-func WithResumeAttempts(n int) Option { return func(c *config) { c.resumes = n } }
-
-// WithStreamIdleTimeout treats a stream that receives nothing (no response
-// headers, no event, no keep-alive) for d as cut, counting from when its
-// request is sent: a server that accepts the connection and never answers
-// is cut as surely as one that stops mid-stream. A cut stream is resumed
-// (WithResumeAttempts), and its resumptions must hear from the server
-// within d of the cut, so a stream to a server that hangs fails within
-// about 2×d. The time the consumer spends on an event does not count. A
-// d of 0 means DefaultStreamIdleTimeout (20 s); a negative d disables it.
-// Against a server that sends no keep-alives and may be silent longer
-// (waiting on a slow model), raise it.
-func WithStreamIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
-
-// WithResponseTimeout bounds how long a unary call and the card fetch
-// wait for their whole response, from sending the request. A d of 0
-// means DefaultResponseTimeout (30 s); a negative d disables it. A SendMessage
-// that waits for the task to settle (without
-// SendMessageConfiguration.ReturnImmediately) is exempt: it lasts as long
-// as the task, so bound it with Timeout or its context, or stream the task
-// instead, which WithStreamIdleTimeout bounds.
-func WithResponseTimeout(d time.Duration) Option { return func(c *config) { c.respTimeout = d } }
-
-// WithMaxEventBytes bounds the size of one streamed event; the default is
-// 16 MiB.
-func WithMaxEventBytes(n int) Option { return func(c *config) { c.maxEvent = n } }
-
-// WithAllowedOrigins lets New use an interface that the card names on one
-// of these origins ("https://agents.example.com",
-// "http://10.0.0.7:9101"), besides the origin the card was fetched from.
-// Entries are scheme://host[:port], without a path.
-func WithAllowedOrigins(origins ...string) Option {
-	return func(c *config) { c.origins = append(c.origins, origins...) }
-}
-
-// WithGuard makes every connection the client makes (the card fetch
-// included) dial through g, which refuses addresses in the local network
-// unless g.Allow admits them (see netguard.Guard); such refusals match
-// netguard.ErrRefused. The client's transport then ignores proxy
-// environment variables, since a proxy would be the address the guard
-// checks. With WithHTTPClient, that client's *http.Transport (nil: the
-// default one) is copied with the guard's dialer; a client with another
-// kind of Transport cannot be guarded, and every call fails saying so.
-func WithGuard(g *netguard.Guard) Option { return func(c *config) { c.guard = g } }
-
-func newConfig(opts []Option) *config {
-	c := &config{resumes: 3, maxEvent: 16 << 20}
-	for _, o := range opts {
-		o(c)
+func (cfg Config) settings() *settings {
+	s := &settings{
+		hc: cfg.HTTPClient, version: cfg.ProtocolVersion, calls: slices.Clone(cfg.CallOptions),
+		resumes: cfg.ResumeAttempts, maxEvent: cfg.MaxEventBytes,
+		idle: cfg.StreamIdleTimeout, respTimeout: cfg.ResponseTimeout, origins: cfg.AllowedOrigins,
 	}
-	if c.idle == 0 {
-		c.idle = DefaultStreamIdleTimeout
+	if s.resumes == 0 {
+		s.resumes = DefaultResumeAttempts
 	}
-	if c.respTimeout == 0 {
-		c.respTimeout = DefaultResponseTimeout
+	if s.maxEvent <= 0 {
+		s.maxEvent = DefaultMaxEventBytes
+	}
+	if s.idle == 0 {
+		s.idle = DefaultStreamIdleTimeout
+	}
+	if s.respTimeout == 0 {
+		s.respTimeout = DefaultResponseTimeout
 	}
 	switch {
-	case c.guard != nil:
-		c.hc, c.ownHC = guarded(c.hc, c.guard), true
-	case c.hc == nil:
-		c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		c.ownHC = true
+	case cfg.Guard != nil:
+		s.hc, s.ownHC = guarded(s.hc, cfg.Guard), true
+	case s.hc == nil:
+		s.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		s.ownHC = true
 	}
-	return c
+	return s
 }
 
 // guarded returns a copy of hc (nil: a default client) whose transport
@@ -171,7 +182,7 @@ func guarded(hc *http.Client, g *netguard.Guard) *http.Client {
 	case out.Transport == nil:
 		base = http.DefaultTransport.(*http.Transport)
 	case !ok:
-		out.Transport = failingTransport{fmt.Errorf("a2a client: WithGuard needs the HTTP client's Transport to be an *http.Transport (or nil), not %T: guard its dialer yourself, or drop WithGuard", hc.Transport)}
+		out.Transport = failingTransport{fmt.Errorf("a2a client: Config.Guard needs Config.HTTPClient's Transport to be an *http.Transport (or nil), not %T: guard its dialer yourself, or drop Config.Guard", hc.Transport)}
 		return out
 	}
 	t := base.Clone()
@@ -187,7 +198,7 @@ type failingTransport struct{ err error }
 
 func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
 
-// CallOption configures one call, or every call through WithCallOptions.
+// CallOption configures one call, or every call through Config.CallOptions.
 type CallOption func(*callConfig)
 
 type callConfig struct {
@@ -218,27 +229,28 @@ func Extensions(uris ...string) CallOption {
 	return func(c *callConfig) { c.header.Set("A2A-Extensions", strings.Join(uris, ",")) }
 }
 
-// Timeout bounds a unary call (not a stream), on top of WithResponseTimeout.
+// Timeout bounds a unary call (not a stream), on top of Config.ResponseTimeout.
 // Without it, a blocking SendMessage, which lasts as long as the task, is
 // bounded by ctx alone.
 func Timeout(d time.Duration) CallOption { return func(c *callConfig) { c.timeout = d } }
 
 // Resolve fetches and decodes an agent card. agentURL is the agent's base
 // URL (the card is at /.well-known/agent-card.json under it) or the card's
-// own URL. Cards in the 1.0 form, the 0.3 form, or both are read.
-func Resolve(ctx context.Context, agentURL string, opts ...Option) (*a2a.AgentCard, error) {
-	cfg := newConfig(opts)
-	if cfg.ownHC {
-		defer cfg.hc.CloseIdleConnections()
+// own URL. Cards in the 1.0 form, the 0.3 form, or both are read. Of cfg,
+// the fetch uses HTTPClient, Guard, CallOptions and ResponseTimeout.
+func Resolve(ctx context.Context, agentURL string, cfg Config) (*a2a.AgentCard, error) {
+	s := cfg.settings()
+	if s.ownHC {
+		defer s.hc.CloseIdleConnections()
 	}
 	cardURL, err := cardLocation(agentURL)
 	if err != nil {
 		return nil, err
 	}
-	return resolve(ctx, cardURL, cfg)
+	return resolve(ctx, cardURL, s)
 }
 
-func resolve(ctx context.Context, cardURL *url.URL, cfg *config) (*a2a.AgentCard, error) {
+func resolve(ctx context.Context, cardURL *url.URL, cfg *settings) (*a2a.AgentCard, error) {
 	if cfg.respTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, cfg.respTimeout, &timeoutError{msg: fmt.Sprintf("no response within %s", cfg.respTimeout)})
@@ -288,20 +300,20 @@ func cardLocation(agentURL string) (*url.URL, error) {
 // (chosen as NewFromCard chooses). The URL the card was fetched from is
 // what the caller trusts: an interface on another origin (scheme, host and
 // port; the path may differ) is refused with an error matching
-// ErrOriginRefused, unless WithAllowedOrigins admits it, since whoever
+// ErrOriginRefused, unless cfg.AllowedOrigins admits it, since whoever
 // serves the card could otherwise send the client's requests, and their
 // credentials, anywhere. A relative interface URL is resolved against the
 // card's URL. To trust a card wholly, pass it to NewFromCard.
-func New(ctx context.Context, agentURL string, opts ...Option) (*Client, error) {
-	cfg := newConfig(opts)
-	c, err := newFromAgentURL(ctx, agentURL, cfg)
-	if err != nil && cfg.ownHC {
-		cfg.hc.CloseIdleConnections()
+func New(ctx context.Context, agentURL string, cfg Config) (*Client, error) {
+	s := cfg.settings()
+	c, err := newFromAgentURL(ctx, agentURL, s)
+	if err != nil && s.ownHC {
+		s.hc.CloseIdleConnections()
 	}
 	return c, err
 }
 
-func newFromAgentURL(ctx context.Context, agentURL string, cfg *config) (*Client, error) {
+func newFromAgentURL(ctx context.Context, agentURL string, cfg *settings) (*Client, error) {
 	allowed, err := parseOrigins(cfg.origins)
 	if err != nil {
 		return nil, err
@@ -330,7 +342,7 @@ func newFromAgentURL(ctx context.Context, agentURL string, cfg *config) (*Client
 
 // ErrOriginRefused matches, with errors.Is, New's error for a card whose
 // interface is on an origin the client does not trust, and for a bad
-// WithAllowedOrigins entry: nothing a retry can fix.
+// Config.AllowedOrigins entry: nothing a retry can fix.
 var ErrOriginRefused = errors.New("a2a client: interface origin refused")
 
 // originError is a refused origin or a bad allowed origin.
@@ -376,23 +388,23 @@ func interfaceURL(cardURL *url.URL, iface *a2a.AgentInterface, allowed map[strin
 	if o := origin(u); o != origin(cardURL) && !allowed[o] {
 		return "", &originError{fmt.Sprintf("a2a client: the card at %s names its %s %s interface at %s, on another origin than the card's: "+
 			"refused, since a card could otherwise send this client's requests anywhere; fetch the card from the interface's origin, "+
-			"or allow %s explicitly (WithAllowedOrigins)", cardURL, iface.ProtocolBinding, iface.ProtocolVersion, u.Redacted(), o)}
+			"or allow %s explicitly (Config.AllowedOrigins)", cardURL, iface.ProtocolBinding, iface.ProtocolVersion, u.Redacted(), o)}
 	}
 	return u.String(), nil
 }
 
 // NewFromCard returns a client for the card's JSON-RPC interface: the first
 // listed (cards list them preferred first) that speaks A2A 1.0, else the
-// first that speaks 0.3, or the first of the version WithProtocolVersion
+// first that speaks 0.3, or the first of the version cfg.ProtocolVersion
 // asks for. It trusts the card: the interface may be anywhere (New checks
-// it against the card's origin).
-func NewFromCard(card *a2a.AgentCard, opts ...Option) (*Client, error) {
-	cfg := newConfig(opts)
-	iface, err := chooseInterface(card, cfg.version)
+// it against the card's origin), and cfg.AllowedOrigins does not apply.
+func NewFromCard(card *a2a.AgentCard, cfg Config) (*Client, error) {
+	s := cfg.settings()
+	iface, err := chooseInterface(card, s.version)
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(iface.URL, iface.ProtocolVersion, cfg)
+	c := newClient(iface.URL, iface.ProtocolVersion, s)
 	c.card, c.tenant = card, iface.Tenant
 	return c, nil
 }
@@ -427,13 +439,15 @@ func chooseInterface(card *a2a.AgentCard, version string) (*a2a.AgentInterface, 
 	return chosen, nil
 }
 
-// NewFromURL returns a client for a JSON-RPC endpoint speaking the given
-// protocol version, without fetching a card.
-func NewFromURL(endpoint, version string, opts ...Option) *Client {
-	return newClient(endpoint, version, newConfig(opts))
+// NewFromURL returns a client for a JSON-RPC endpoint, without fetching a
+// card: it speaks cfg.ProtocolVersion (empty: 1.0), and cfg.AllowedOrigins
+// does not apply.
+func NewFromURL(endpoint string, cfg Config) *Client {
+	s := cfg.settings()
+	return newClient(endpoint, s.version, s)
 }
 
-func newClient(endpoint, version string, cfg *config) *Client {
+func newClient(endpoint, version string, cfg *settings) *Client {
 	if version == "" {
 		version = a2a.Version
 	}
@@ -571,8 +585,8 @@ func snippet(b []byte) string {
 var errStreamCut = errors.New("stream cut before the task settled")
 
 // ErrTimeout matches, with errors.Is, the errors of calls and streams that
-// the client's own timeouts ended (WithResponseTimeout,
-// WithStreamIdleTimeout): the server did not answer in time, which a
+// the client's own timeouts ended (Config.ResponseTimeout,
+// Config.StreamIdleTimeout): the server did not answer in time, which a
 // server that hangs never does.
 var ErrTimeout = errors.New("a2a client: timed out")
 

@@ -9,7 +9,7 @@ import (
 // streams, so a hung server is an error without any configuration. (The
 // external tests show the timeouts at work with shorter values.)
 func TestDefaultTimeouts(t *testing.T) {
-	c := NewFromURL("http://127.0.0.1:1/", "")
+	c := NewFromURL("http://127.0.0.1:1/", Config{})
 	defer c.CloseIdleConnections()
 	for _, tc := range []struct {
 		name      string

@@ -172,14 +172,14 @@ func TestVersionNotSupported(t *testing.T) {
 	ctx := context.Background()
 	clients := map[string]func(t *testing.T) *client.Client{
 		a2a.Version: func(t *testing.T) *client.Client {
-			c := client.NewFromURL(s.URL, "9.9")
+			c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: "9.9"})
 			t.Cleanup(c.CloseIdleConnections)
 			return c
 		},
 		a2a.Version03: func(t *testing.T) *client.Client {
 			rec := newRecorder()
 			rec.rewrite = func(r *http.Request) { r.Header.Set("A2A-Version", "9.9") }
-			c := client.NewFromURL(s.URL, a2a.Version03, client.WithHTTPClient(rec.client()))
+			c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: a2a.Version03, HTTPClient: rec.client()})
 			t.Cleanup(c.CloseIdleConnections)
 			return c
 		},
@@ -207,7 +207,7 @@ func TestVersionNotSupported(t *testing.T) {
 		})
 	}
 	t.Run("Header cannot override A2A-Version", func(t *testing.T) {
-		c := client.NewFromURL(s.URL, a2a.Version, client.WithCallOptions(client.Header("A2A-Version", "9.9")))
+		c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: a2a.Version, CallOptions: []client.CallOption{client.Header("A2A-Version", "9.9")}})
 		t.Cleanup(c.CloseIdleConnections)
 		if _, err := c.SendMessage(ctx, sendReq("hi")); err != nil {
 			t.Fatalf("SendMessage: %v", err)
@@ -225,7 +225,7 @@ func TestExtensionRequired(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			cases := []struct {
 				name    string
-				opts    []client.Option
+				cfg     client.Config
 				call    []client.CallOption
 				wantErr bool
 			}{
@@ -233,11 +233,11 @@ func TestExtensionRequired(t *testing.T) {
 				{name: "another extension", call: []client.CallOption{client.Extensions("urn:other")}, wantErr: true},
 				{name: "per call", call: []client.CallOption{client.Extensions(uri)}},
 				{name: "among others", call: []client.CallOption{client.Extensions("urn:other", uri)}},
-				{name: "every call", opts: []client.Option{client.WithCallOptions(client.Extensions(uri))}},
+				{name: "every call", cfg: client.Config{CallOptions: []client.CallOption{client.Extensions(uri)}}},
 			}
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
-					c := dial(t, s, v, tc.opts...)
+					c := dialConfig(t, s, v, tc.cfg)
 					_, err := c.SendMessage(ctx, sendReq("with extensions"), tc.call...)
 					_, serr := streamErr(c.SendStreamingMessage(ctx, sendReq("with extensions"), tc.call...))
 					if tc.wantErr {

@@ -26,7 +26,7 @@ func TestTenantFromCard(t *testing.T) {
 				card.SupportedInterfaces[i].Tenant = "acme"
 			}
 			rec := newRecorder()
-			c, err := client.NewFromCard(card, client.WithProtocolVersion(v), client.WithHTTPClient(rec.client()))
+			c, err := client.NewFromCard(card, client.Config{ProtocolVersion: v, HTTPClient: rec.client()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func paramsTenant(t *testing.T, body []byte) string {
 	return req.Params.Tenant
 }
 
-// TestMaxEventBytes: an event larger than WithMaxEventBytes ends the
+// TestMaxEventBytes: an event larger than Config.MaxEventBytes ends the
 // stream with an error, and is not resumed.
 func TestMaxEventBytes(t *testing.T) {
 	s := startEcho(t, serverOpts{})
@@ -115,7 +115,7 @@ func TestMaxEventBytes(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()
-			c := dial(t, s, v, client.WithHTTPClient(rec.client()), client.WithMaxEventBytes(1000))
+			c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), MaxEventBytes: 1000})
 			evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(big)))
 			if err == nil || !strings.Contains(err.Error(), "larger than the client's limit") {
 				t.Fatalf("stream ended with %v after %d events, want the size error", err, len(evs))

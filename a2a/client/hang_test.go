@@ -64,8 +64,9 @@ func checkTimedOut(t *testing.T, ctx context.Context, err error, what string) {
 
 // TestHungServer: every call to a server that accepts connections and
 // never answers fails within the client's timeouts, saying what timed out:
-// unary calls by WithResponseTimeout, streams by WithStreamIdleTimeout,
-// which counts from the request, not from the response headers.
+// unary calls by Config.ResponseTimeout, streams by
+// Config.StreamIdleTimeout, which counts from the request, not from the
+// response headers.
 func TestHungServer(t *testing.T) {
 	url := hungListener(t)
 	returnAtOnce := &a2a.SendMessageRequest{Message: textMessage("hello?"),
@@ -104,8 +105,8 @@ func TestHungServer(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			hc := newHTTPClient()
 			t.Cleanup(hc.CloseIdleConnections)
-			c := client.NewFromURL(url, v, client.WithHTTPClient(hc),
-				client.WithResponseTimeout(hangTimeout), client.WithStreamIdleTimeout(hangTimeout))
+			c := client.NewFromURL(url, client.Config{ProtocolVersion: v, HTTPClient: hc,
+				ResponseTimeout: hangTimeout, StreamIdleTimeout: hangTimeout})
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					ctx := bounded(t)
@@ -116,7 +117,7 @@ func TestHungServer(t *testing.T) {
 	}
 	t.Run("card", func(t *testing.T) {
 		ctx := bounded(t)
-		_, err := client.New(ctx, url, client.WithResponseTimeout(hangTimeout))
+		_, err := client.New(ctx, url, client.Config{ResponseTimeout: hangTimeout})
 		checkTimedOut(t, ctx, err, "resolve card at "+url+".well-known/agent-card.json: no response within "+hangTimeout.String())
 	})
 }
@@ -210,8 +211,8 @@ func TestStreamStallsAfterFirstEvent(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					s := newStallingServer(t, tc.answerResumes)
-					c := client.NewFromURL(s.URL, v, client.WithHTTPClient(newHTTPClient()),
-						client.WithStreamIdleTimeout(hangTimeout), client.WithResumeAttempts(tc.resumes))
+					c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: v, HTTPClient: newHTTPClient(),
+						StreamIdleTimeout: hangTimeout, ResumeAttempts: tc.resumes})
 					t.Cleanup(c.CloseIdleConnections)
 					ctx := bounded(t)
 					evs, err := collect(c.SendStreamingMessage(ctx, sendReq("stall")))
@@ -235,14 +236,14 @@ func TestStreamStallsAfterFirstEvent(t *testing.T) {
 }
 
 // TestBlockingSendOutlivesResponseTimeout: a SendMessage that waits for
-// its task lasts as long as the task, so WithResponseTimeout does not cut
+// its task lasts as long as the task, so Config.ResponseTimeout does not cut
 // it; only Timeout or its context bounds it.
 func TestBlockingSendOutlivesResponseTimeout(t *testing.T) {
 	const timeout = 50 * time.Millisecond
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			s := startEcho(t, serverOpts{hold: true})
-			c := dial(t, s, v, client.WithResponseTimeout(timeout))
+			c := dialConfig(t, s, v, client.Config{ResponseTimeout: timeout})
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.SendMessage(context.Background(), sendReq(echo.SlowPrefix+"wait for me"))

@@ -103,11 +103,20 @@ func newHTTPClient() *http.Client {
 }
 
 // dial resolves the server's card and returns a client speaking version.
-// opts may replace the HTTP client.
-func dial(t *testing.T, s *echoServer, version string, opts ...client.Option) *client.Client {
+func dial(t *testing.T, s *echoServer, version string) *client.Client {
 	t.Helper()
-	base := []client.Option{client.WithProtocolVersion(version), client.WithHTTPClient(newHTTPClient())}
-	c, err := client.New(context.Background(), s.URL, append(base, opts...)...)
+	return dialConfig(t, s, version, client.Config{})
+}
+
+// dialConfig is dial with cfg, whose ProtocolVersion it sets to version
+// and whose HTTPClient, when nil, to one of the test's own.
+func dialConfig(t *testing.T, s *echoServer, version string, cfg client.Config) *client.Client {
+	t.Helper()
+	cfg.ProtocolVersion = version
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = newHTTPClient()
+	}
+	c, err := client.New(context.Background(), s.URL, cfg)
 	if err != nil {
 		t.Fatalf("New(%s, %s): %v", s.URL, version, err)
 	}

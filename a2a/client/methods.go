@@ -32,7 +32,7 @@ func (c *Client) withTenant(t string) string {
 // *a2a.Message.
 //
 // A SendMessage that waits for the task lasts as long as the task, so
-// WithResponseTimeout does not bound it (see Timeout).
+// Config.ResponseTimeout does not bound it (see Timeout).
 func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) (a2a.Event, error) {
 	op := jsonrpc.OpSendMessage
 	if req.Configuration == nil || !req.Configuration.ReturnImmediately {

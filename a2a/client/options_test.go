@@ -65,7 +65,7 @@ func TestCallOptionHeaders(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					rec := newRecorder()
-					c := dial(t, s, v, client.WithHTTPClient(rec.client()), client.WithCallOptions(tc.clientOpts...))
+					c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), CallOptions: tc.clientOpts})
 					ctx := context.Background()
 					task := sendTask(t, c, sendReq("headers"))
 					if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}, tc.callOpts...); err != nil {
@@ -119,21 +119,21 @@ func TestTimeout(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			cases := []struct {
-				name       string
-				clientOpts []client.Option
-				callOpts   []client.CallOption
+				name     string
+				cfg      client.Config
+				callOpts []client.CallOption
 			}{
 				{name: "per call", callOpts: []client.CallOption{client.Timeout(timeout)}},
-				{name: "every call", clientOpts: []client.Option{client.WithCallOptions(client.Timeout(timeout))}},
+				{name: "every call", cfg: client.Config{CallOptions: []client.CallOption{client.Timeout(timeout)}}},
 				{
-					name:       "the call's overrides the client's",
-					clientOpts: []client.Option{client.WithCallOptions(client.Timeout(time.Hour))},
-					callOpts:   []client.CallOption{client.Timeout(timeout)},
+					name:     "the call's overrides the client's",
+					cfg:      client.Config{CallOptions: []client.CallOption{client.Timeout(time.Hour)}},
+					callOpts: []client.CallOption{client.Timeout(timeout)},
 				},
 			}
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
-					c := dial(t, s, v, tc.clientOpts...)
+					c := dialConfig(t, s, v, tc.cfg)
 					m := textMessage(echo.SlowPrefix + "too slow")
 					m.ContextID = "timeout-" + a2a.NewID()
 					ev, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: m}, tc.callOpts...)
@@ -171,7 +171,7 @@ func TestTimeoutDoesNotBoundStreams(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			// The slow task takes slowChunks × slowInterval, much more than
 			// the timeout.
-			c := dial(t, s, v, client.WithCallOptions(client.Timeout(slowInterval/3)))
+			c := dialConfig(t, s, v, client.Config{CallOptions: []client.CallOption{client.Timeout(slowInterval / 3)}})
 			evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(text)))
 			if err != nil {
 				t.Fatalf("stream: %v", err)
@@ -191,7 +191,7 @@ func TestStreamContextCanceled(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()
-			c := dial(t, s, v, client.WithHTTPClient(rec.client()))
+			c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client()})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var n int

@@ -62,7 +62,7 @@ func jsonrpcCard(url string) *a2a.AgentCard {
 // TestCardInterfaceOrigin: the URL a card is fetched from is what New
 // trusts. An interface on the same origin (any path, relative or not) is
 // used; one on another origin is refused with an error naming both URLs,
-// unless WithAllowedOrigins admits that origin.
+// unless Config.AllowedOrigins admits that origin.
 func TestCardInterfaceOrigin(t *testing.T) {
 	other, otherHits := countingServer(t)
 	otherOrigin := strings.TrimSuffix(other, "/")
@@ -95,7 +95,7 @@ func TestCardInterfaceOrigin(t *testing.T) {
 			self := s.URL + "/"
 			hc := newHTTPClient()
 			t.Cleanup(hc.CloseIdleConnections)
-			c, err := client.New(context.Background(), self, client.WithHTTPClient(hc), client.WithAllowedOrigins(tc.allow...))
+			c, err := client.New(context.Background(), self, client.Config{HTTPClient: hc, AllowedOrigins: tc.allow})
 			if tc.want != nil {
 				if err != nil {
 					t.Fatal(err)
@@ -117,7 +117,7 @@ func TestCardInterfaceOrigin(t *testing.T) {
 				if strings.HasPrefix(named, "//") {
 					named = "http:" + named
 				}
-				want = []string{self + ".well-known/agent-card.json", "interface at " + named + ",", "on another origin than the card's", "WithAllowedOrigins"}
+				want = []string{self + ".well-known/agent-card.json", "interface at " + named + ",", "on another origin than the card's", "Config.AllowedOrigins"}
 			}
 			for _, w := range want {
 				if !strings.Contains(err.Error(), w) {
@@ -144,7 +144,7 @@ func TestSpoofedCardSendsNothingElsewhere(t *testing.T) {
 	target := startEcho(t, serverOpts{})
 	spoof := newSelfCardServer(t, func(string) *a2a.AgentCard { return echo.Card(target.URL) })
 	rec := newRecorder()
-	_, err := client.New(context.Background(), spoof.URL, client.WithHTTPClient(rec.client()))
+	_, err := client.New(context.Background(), spoof.URL, client.Config{HTTPClient: rec.client()})
 	if !errors.Is(err, client.ErrOriginRefused) || !strings.Contains(err.Error(), target.URL) {
 		t.Fatalf("New = %v, want the other origin refused", err)
 	}
@@ -152,15 +152,18 @@ func TestSpoofedCardSendsNothingElsewhere(t *testing.T) {
 		t.Fatalf("requests %+v, want the card fetch only", reqs)
 	}
 
-	c := dialVia(t, spoof.URL, client.WithAllowedOrigins(target.URL))
+	c := dialVia(t, spoof.URL, client.Config{AllowedOrigins: []string{target.URL}})
 	if got := artifactText(completedTask(t, c, "allowed")); got != "allowed" {
 		t.Errorf("echo = %q", got)
 	}
 }
 
-func dialVia(t *testing.T, url string, opts ...client.Option) *client.Client {
+// dialVia resolves the card at url with cfg, whose HTTPClient it sets to
+// one of the test's own.
+func dialVia(t *testing.T, url string, cfg client.Config) *client.Client {
 	t.Helper()
-	c, err := client.New(context.Background(), url, append([]client.Option{client.WithHTTPClient(newHTTPClient())}, opts...)...)
+	cfg.HTTPClient = newHTTPClient()
+	c, err := client.New(context.Background(), url, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +171,7 @@ func dialVia(t *testing.T, url string, opts ...client.Option) *client.Client {
 	return c
 }
 
-// TestGuard: WithGuard makes every connection, the card fetch included,
+// TestGuard: Config.Guard makes every connection, the card fetch included,
 // dial through the guard: a loopback agent is refused without an
 // allowlist entry and reached with one.
 func TestGuard(t *testing.T) {
@@ -176,7 +179,7 @@ func TestGuard(t *testing.T) {
 	cardHits := newSelfCardServer(t, func(string) *a2a.AgentCard { return echo.Card(s.URL) })
 	ctx := context.Background()
 	t.Run("card fetch refused", func(t *testing.T) {
-		_, err := client.New(ctx, cardHits.URL, client.WithGuard(&netguard.Guard{}))
+		_, err := client.New(ctx, cardHits.URL, client.Config{Guard: &netguard.Guard{}})
 		if !errors.Is(err, netguard.ErrRefused) || !strings.Contains(err.Error(), "loopback") {
 			t.Fatalf("New = %v, want a netguard refusal", err)
 		}
@@ -186,11 +189,7 @@ func TestGuard(t *testing.T) {
 	})
 	t.Run("calls refused", func(t *testing.T) {
 		for _, hc := range []*http.Client{nil, {}, {Transport: &http.Transport{}}} {
-			opts := []client.Option{client.WithGuard(&netguard.Guard{})}
-			if hc != nil {
-				opts = append(opts, client.WithHTTPClient(hc))
-			}
-			c := client.NewFromURL(s.URL, "", opts...)
+			c := client.NewFromURL(s.URL, client.Config{Guard: &netguard.Guard{}, HTTPClient: hc})
 			_, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "t"})
 			if !errors.Is(err, netguard.ErrRefused) {
 				t.Errorf("GetTask = %v, want a netguard refusal", err)
@@ -201,13 +200,13 @@ func TestGuard(t *testing.T) {
 			}
 			c.CloseIdleConnections()
 			if hc != nil && hc.Transport != nil && hc.Transport.(*http.Transport).DialContext != nil {
-				t.Errorf("WithGuard changed the transport it was given")
+				t.Errorf("Config.Guard changed the transport it was given")
 			}
 		}
 	})
 	t.Run("allowed", func(t *testing.T) {
 		guard := &netguard.Guard{Allow: []string{"127.0.0.0/8"}}
-		c := dialVia(t, s.URL, client.WithGuard(guard))
+		c := dialVia(t, s.URL, client.Config{Guard: guard})
 		if got := artifactText(completedTask(t, c, "guarded")); got != "guarded" {
 			t.Errorf("echo = %q", got)
 		}
@@ -217,8 +216,8 @@ func TestGuard(t *testing.T) {
 	})
 	t.Run("a transport that cannot be guarded", func(t *testing.T) {
 		rec := newRecorder()
-		_, err := client.New(ctx, s.URL, client.WithGuard(&netguard.Guard{Allow: []string{"127.0.0.0/8"}}), client.WithHTTPClient(rec.client()))
-		if err == nil || !strings.Contains(err.Error(), "WithGuard needs") {
+		_, err := client.New(ctx, s.URL, client.Config{Guard: &netguard.Guard{Allow: []string{"127.0.0.0/8"}}, HTTPClient: rec.client()})
+		if err == nil || !strings.Contains(err.Error(), "Config.Guard needs") {
 			t.Fatalf("New = %v, want an error saying the transport cannot be guarded", err)
 		}
 		if n := len(rec.requests()); n != 0 {

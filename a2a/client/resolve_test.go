@@ -78,7 +78,7 @@ func TestResolve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hc := newHTTPClient()
 			t.Cleanup(hc.CloseIdleConnections)
-			card, err := client.Resolve(context.Background(), tc.url, client.WithHTTPClient(hc))
+			card, err := client.Resolve(context.Background(), tc.url, client.Config{HTTPClient: hc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestResolve(t *testing.T) {
 				}
 			}
 
-			c, err := client.New(context.Background(), tc.url, client.WithHTTPClient(newHTTPClient()))
+			c, err := client.New(context.Background(), tc.url, client.Config{HTTPClient: newHTTPClient()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,14 +123,14 @@ func TestResolveErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hc := newHTTPClient()
 			t.Cleanup(hc.CloseIdleConnections)
-			card, err := client.Resolve(context.Background(), tc.url, client.WithHTTPClient(hc))
+			card, err := client.Resolve(context.Background(), tc.url, client.Config{HTTPClient: hc})
 			if err == nil {
 				t.Fatalf("Resolve(%s) = %+v, want an error", tc.url, card)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not mention %q", err, tc.want)
 			}
-			if c, err := client.New(context.Background(), tc.url, client.WithHTTPClient(hc)); err == nil {
+			if c, err := client.New(context.Background(), tc.url, client.Config{HTTPClient: hc}); err == nil {
 				t.Errorf("New(%s) = %v, want an error", tc.url, c.URL())
 			}
 		})
@@ -155,7 +155,7 @@ func TestNewPicksLegacyCard(t *testing.T) {
 	}`))
 	rec := newRecorder()
 	// The card names the echo server, another origin.
-	c, err := client.New(context.Background(), legacy.URL, client.WithHTTPClient(rec.client()), client.WithAllowedOrigins(s.URL))
+	c, err := client.New(context.Background(), legacy.URL, client.Config{HTTPClient: rec.client(), AllowedOrigins: []string{s.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestNewPicksLegacyCard(t *testing.T) {
 		t.Errorf("methods = %v, want the 0.3 ones", methods)
 	}
 
-	if c, err := client.New(context.Background(), legacy.URL, client.WithHTTPClient(rec.client()), client.WithProtocolVersion(a2a.Version)); err == nil {
+	if c, err := client.New(context.Background(), legacy.URL, client.Config{HTTPClient: rec.client(), ProtocolVersion: a2a.Version}); err == nil {
 		t.Errorf("New asking for 1.0 of a 0.3-only card = client at %s, want an error", c.URL())
 	} else if !strings.Contains(err.Error(), "JSONRPC 1.0") {
 		t.Errorf("error %q does not say what was asked for", err)
@@ -198,7 +198,7 @@ func TestNewFromCard(t *testing.T) {
 	cases := []struct {
 		name        string
 		ifaces      []a2a.AgentInterface
-		opts        []client.Option
+		cfg         client.Config
 		wantVersion string
 		wantURL     string
 		wantErr     []string // what the error mentions
@@ -211,7 +211,7 @@ func TestNewFromCard(t *testing.T) {
 		{
 			name:        "echo card, asking for 0.3",
 			ifaces:      echo.Card(url).SupportedInterfaces,
-			opts:        []client.Option{client.WithProtocolVersion(a2a.Version03)},
+			cfg:         client.Config{ProtocolVersion: a2a.Version03},
 			wantVersion: a2a.Version03, wantURL: url,
 		},
 		{
@@ -241,14 +241,14 @@ func TestNewFromCard(t *testing.T) {
 		{
 			name:    "asking for a version not offered",
 			ifaces:  echo.Card(url).SupportedInterfaces,
-			opts:    []client.Option{client.WithProtocolVersion("2.0")},
+			cfg:     client.Config{ProtocolVersion: "2.0"},
 			wantErr: []string{"offers no JSONRPC 2.0 interface"},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			card := &a2a.AgentCard{Name: "test agent", SupportedInterfaces: tc.ifaces}
-			c, err := client.NewFromCard(card, tc.opts...)
+			c, err := client.NewFromCard(card, tc.cfg)
 			if tc.wantErr != nil {
 				if err == nil {
 					t.Fatalf("NewFromCard = client for %s at %s, want an error", c.ProtocolVersion(), c.URL())
@@ -275,7 +275,7 @@ func TestNewFromURL(t *testing.T) {
 	s := startEcho(t, serverOpts{})
 	for _, tc := range []struct{ version, want string }{{"", a2a.Version}, {a2a.Version, a2a.Version}, {a2a.Version03, a2a.Version03}} {
 		t.Run("version "+tc.version, func(t *testing.T) {
-			c := client.NewFromURL(s.URL, tc.version)
+			c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: tc.version})
 			t.Cleanup(c.CloseIdleConnections)
 			if c.ProtocolVersion() != tc.want || c.URL() != s.URL || c.Card() != nil {
 				t.Fatalf("client speaks %s at %s, card %v", c.ProtocolVersion(), c.URL(), c.Card())
@@ -297,8 +297,8 @@ func TestNewFromCardPrefersFirstInterface(t *testing.T) {
 				{URL: "http://127.0.0.1:1/preferred", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v},
 				{URL: "http://127.0.0.1:1/fallback", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: v},
 			}}
-			for _, opts := range [][]client.Option{nil, {client.WithProtocolVersion(v)}} {
-				c, err := client.NewFromCard(card, opts...)
+			for _, cfg := range []client.Config{{}, {ProtocolVersion: v}} {
+				c, err := client.NewFromCard(card, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -311,7 +311,7 @@ func TestNewFromCardPrefersFirstInterface(t *testing.T) {
 	}
 }
 
-// TestResolveLeavesNoConnectionOpen: Resolve without WithHTTPClient closes
+// TestResolveLeavesNoConnectionOpen: Resolve without Config.HTTPClient closes
 // the connection of the client it made, and New hands the card fetch's
 // client to the Client it returns, whose CloseIdleConnections closes it.
 func TestResolveLeavesNoConnectionOpen(t *testing.T) {
@@ -321,12 +321,12 @@ func TestResolveLeavesNoConnectionOpen(t *testing.T) {
 		run  func(t *testing.T, cardURL string)
 	}{
 		{"Resolve", func(t *testing.T, cardURL string) {
-			if _, err := client.Resolve(context.Background(), cardURL); err != nil {
+			if _, err := client.Resolve(context.Background(), cardURL, client.Config{}); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{"New then CloseIdleConnections", func(t *testing.T, cardURL string) {
-			c, err := client.New(context.Background(), cardURL, client.WithAllowedOrigins(s.URL))
+			c, err := client.New(context.Background(), cardURL, client.Config{AllowedOrigins: []string{s.URL}})
 			if err != nil {
 				t.Fatal(err)
 			}

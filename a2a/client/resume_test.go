@@ -72,11 +72,7 @@ func TestResumeAfterCut(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					rec := newRecorder()
 					rec.cutAfter, rec.cutStreams = tc.cutAfter, tc.cutStreams
-					opts := []client.Option{client.WithHTTPClient(rec.client())}
-					if tc.resumes > 0 {
-						opts = append(opts, client.WithResumeAttempts(tc.resumes))
-					}
-					c := dial(t, s, v, opts...)
+					c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), ResumeAttempts: tc.resumes})
 					evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(tc.text), client.BearerToken("resume")))
 					if err != nil {
 						t.Fatalf("stream: %v (after events %v)", err, ids(evs))
@@ -112,7 +108,7 @@ func TestResubscribeResumesAfterCut(t *testing.T) {
 			taskID, _ := all[0].TaskIDs()
 			rec := newRecorder()
 			rec.cutAfter, rec.cutStreams = 3, 1
-			rc := dial(t, s, v, client.WithHTTPClient(rec.client()))
+			rc := dialConfig(t, s, v, client.Config{HTTPClient: rec.client()})
 			evs, err := collect(rc.Resubscribe(context.Background(), taskID, "2", client.BearerToken("resume")))
 			if err != nil {
 				t.Fatal(err)
@@ -136,16 +132,16 @@ func TestCutNotResumed(t *testing.T) {
 		cutAfter    int
 		cutLater    int // events before the cut of resumed streams
 		cutStreams  int
-		resumes     int // -1: the default
+		resumes     int // Config.ResumeAttempts: 0, the default; negative, off
 		wantEvents  int
 		wantStreams int
 	}{
 		// Nothing was received: no task to resubscribe to.
-		{name: "cut before any event", cutAfter: 0, cutLater: -1, cutStreams: 1, resumes: -1, wantEvents: 0, wantStreams: 1},
-		{name: "WithResumeAttempts(0)", cutAfter: 4, cutLater: -1, cutStreams: 1, resumes: 0, wantEvents: 4, wantStreams: 1},
+		{name: "cut before any event", cutAfter: 0, cutLater: -1, cutStreams: 1, wantEvents: 0, wantStreams: 1},
+		{name: "resumption off", cutAfter: 4, cutLater: -1, cutStreams: 1, resumes: -1, wantEvents: 4, wantStreams: 1},
 		// Resumptions that deliver nothing use attempts up.
 		{name: "attempts used up", cutAfter: 1, cutLater: 0, cutStreams: -1, resumes: 2, wantEvents: 1, wantStreams: 3},
-		{name: "default attempts used up", cutAfter: 2, cutLater: 0, cutStreams: -1, resumes: -1, wantEvents: 2, wantStreams: 4},
+		{name: "default attempts used up", cutAfter: 2, cutLater: 0, cutStreams: -1, wantEvents: 2, wantStreams: 4},
 	}
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
@@ -153,11 +149,7 @@ func TestCutNotResumed(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					rec := newRecorder()
 					rec.cutAfter, rec.cutLater, rec.cutStreams = tc.cutAfter, tc.cutLater, tc.cutStreams
-					opts := []client.Option{client.WithHTTPClient(rec.client())}
-					if tc.resumes >= 0 {
-						opts = append(opts, client.WithResumeAttempts(tc.resumes))
-					}
-					c := dial(t, s, v, opts...)
+					c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), ResumeAttempts: tc.resumes})
 					evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq("cut short"), client.BearerToken("resume")))
 					if !errors.Is(err, errCut) {
 						t.Fatalf("stream ended with %v after %v, want the cut's error", err, ids(evs))
@@ -188,11 +180,13 @@ func TestIdleTimeoutResumes(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()
-			c := dial(t, s, v, client.WithHTTPClient(rec.client()),
-				client.WithStreamIdleTimeout(interval*2/3),
+			c := dialConfig(t, s, v, client.Config{
+				HTTPClient:        rec.client(),
+				StreamIdleTimeout: interval * 2 / 3,
 				// Every pause is cut once; attempts are not what this
 				// test limits.
-				client.WithResumeAttempts(1000))
+				ResumeAttempts: 1000,
+			})
 			evs, err := collect(c.SendStreamingMessage(context.Background(), sendReq(text), client.BearerToken("resume")))
 			if err != nil {
 				t.Fatalf("stream: %v (after %v)", err, ids(evs))
@@ -221,8 +215,7 @@ func TestIdleTimeoutKeepAlive(t *testing.T) {
 				rpc:  jsonrpcserver.Options{KeepAlive: 10 * time.Millisecond},
 			})
 			rec := newRecorder()
-			c := dial(t, s, v, client.WithHTTPClient(rec.client()),
-				client.WithStreamIdleTimeout(idle), client.WithResumeAttempts(0))
+			c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), StreamIdleTimeout: idle, ResumeAttempts: -1})
 			task := startHeld(t, c, "kept alive")
 			var evs []client.Event
 			for ev, err := range c.SubscribeToTask(context.Background(), &a2a.SubscribeToTaskRequest{ID: task.ID}) {
@@ -303,8 +296,7 @@ func TestIdleTimeoutIgnoresConsumerTime(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			rec := newRecorder()
-			c := dial(t, s, v, client.WithHTTPClient(rec.client()),
-				client.WithStreamIdleTimeout(idle), client.WithResumeAttempts(0))
+			c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), StreamIdleTimeout: idle, ResumeAttempts: -1})
 			var evs []client.Event
 			var err error
 			for ev, e := range c.SendStreamingMessage(context.Background(), sendReq(text)) {

@@ -30,7 +30,7 @@ type Event struct {
 // it reaches a final or interrupted state: first the task, then its status
 // and artifact updates. A direct message reply is the only event. If the
 // connection is cut, the stream resumes after the last event received (see
-// WithResumeAttempts), so no event is lost or repeated.
+// Config.ResumeAttempts), so no event is lost or repeated.
 func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) iter.Seq2[Event, error] {
 	var params any
 	if c.v03() {

@@ -15,7 +15,7 @@ import (
 func TestSmoke(t *testing.T) {
 	h := a2atest.NewHandler(t, server.Config{Card: echo.Card("http://placeholder/"), Executor: new(echo.Executor)})
 	url := a2atest.Serve(t, h, jsonrpcserver.Options{})
-	c := client.NewFromURL(url, a2a.Version)
+	c := client.NewFromURL(url, client.Config{ProtocolVersion: a2a.Version})
 	defer c.CloseIdleConnections()
 	ev, err := c.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hi")})
 	if err != nil {

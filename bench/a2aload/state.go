@@ -156,12 +156,12 @@ func stateCmd(args []string) error {
 // and the delay is from then until b delivered it to this subscriber.
 // Chunks made before b's subscription was live do not count.
 func crossReplica(ctx context.Context, a, b string, followers int, d time.Duration) ([]time.Duration, error) {
-	ca, err := client.New(ctx, a)
+	ca, err := client.New(ctx, a, client.Config{})
 	if err != nil {
 		return nil, err
 	}
 	defer ca.CloseIdleConnections()
-	cb, err := client.New(ctx, b)
+	cb, err := client.New(ctx, b, client.Config{})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	if question == "" {
 		return errors.New(`ask what? a2amesh ask "What's the weather in Beijing?"`)
 	}
-	c, err := client.New(ctx, *gw)
+	c, err := client.New(ctx, *gw, client.Config{})
 	if err != nil {
 		return err
 	}

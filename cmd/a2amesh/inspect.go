@@ -50,7 +50,7 @@ func agents(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintln(tw, "KEY\tNAME\tURL\tSTATUS\tDESCRIPTION")
 	for i, u := range urls {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		card, err := client.Resolve(cctx, u)
+		card, err := client.Resolve(cctx, u, client.Config{})
 		cancel()
 		if err != nil {
 			row(tw, names[i], "-", u, "down", shortErr(err))
@@ -88,7 +88,7 @@ func tasks(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(rest) == 0 {
 		rest = []string{"list"}
 	}
-	c, err := client.New(ctx, *agent)
+	c, err := client.New(ctx, *agent, client.Config{})
 	if err != nil {
 		return err
 	}
