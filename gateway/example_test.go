@@ -63,7 +63,7 @@ func ExampleNew() {
 	}
 	servers.Go(func() { srv.Serve(ctx) })
 
-	c, err := client.New(ctx, srv.URL())
+	c, err := client.New(ctx, srv.URL(), client.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}

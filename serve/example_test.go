@@ -34,7 +34,7 @@ func ExampleNew() {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx) }()
 
-	c, err := client.New(ctx, srv.URL())
+	c, err := client.New(ctx, srv.URL(), client.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func run(ctx context.Context, out io.Writer) error {
 	go func() { served <- srv.Serve(ctx) }()
 	defer func() { cancel(); <-served }()
 
-	c, err := client.New(ctx, srv.URL())
+	c, err := client.New(ctx, srv.URL(), client.Config{})
 	if err != nil {
 		return err
 	}

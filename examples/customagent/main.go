@@ -67,7 +67,7 @@ func run(ctx context.Context, out io.Writer) error {
 	defer func() { cancel(); <-served }()
 
 	// 3. Call it over A2A, as any team would: the client reads the card.
-	c, err := client.New(ctx, srv.URL())
+	c, err := client.New(ctx, srv.URL(), client.Config{})
 	if err != nil {
 		return err
 	}
