@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -110,6 +111,12 @@ func (m *Model) request(input []*schema.Message, opts []model.Option, stream boo
 	}
 	if o.Temperature != nil {
 		req.Temperature = *o.Temperature
+		if req.Temperature == 0 {
+			// go-openai omits a zero temperature (omitempty), and the
+			// endpoint would then sample at its default; the smallest
+			// float32 above 0 is sent instead and samples as 0 does.
+			req.Temperature = math.SmallestNonzeroFloat32
+		}
 	}
 	if stream {
 		req.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}

@@ -2,8 +2,12 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -215,3 +219,50 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatal("model without a name accepted")
 	}
 }
+
+// TestTemperatureSent checks that the temperature a caller sets reaches
+// the endpoint, 0 included: go-openai drops a zero temperature from the
+// request (omitempty), and the endpoint would then sample at its default.
+func TestTemperatureSent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []model.Option
+		want *float64 // nil: not sent
+	}{
+		{"unset", nil, nil},
+		{"zero", []model.Option{model.WithTemperature(0)}, ptr(0.0)},
+		{"set", []model.Option{model.WithTemperature(0.5)}, ptr(0.5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bodies := make(chan map[string]any, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var body map[string]any
+				if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+					t.Errorf("decode request: %v", err)
+				}
+				bodies <- body
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+			}))
+			defer srv.Close()
+			m, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "m", HTTPClient: srv.Client(), MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Generate(context.Background(), []*schema.Message{schema.UserMessage("hi")}, tc.opts...); err != nil {
+				t.Fatal(err)
+			}
+			got, sent := (<-bodies)["temperature"].(float64)
+			switch {
+			case tc.want == nil && sent:
+				t.Fatalf("temperature %v sent, want none", got)
+			case tc.want != nil && !sent:
+				t.Fatalf("no temperature sent, want %v", *tc.want)
+			case tc.want != nil && math.Abs(got-*tc.want) > 1e-6:
+				t.Fatalf("temperature %v sent, want %v", got, *tc.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
