@@ -45,15 +45,78 @@ func chatAgent(ctx context.Context, env *service.Env, name, desc, instruction st
 	})
 }
 
+// declaring returns the agent a (or err) declaring skills, which its card
+// carries and the agents that transfer to it read. The examples of the
+// skills are requests the agent answers with the offline model too.
+func declaring(ctx context.Context, a adk.Agent, err error, skills ...adk.Skill) (adk.Agent, error) {
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skills...))
+}
+
+// The skills of the services' agents.
+var (
+	weatherSkill = adk.Skill{ID: "current-weather", Name: "Current weather",
+		Description: "Looks up the current weather of a city with the weather service; with no service configured it says " +
+			"the weather service is offline rather than guess",
+		Tags: []string{"weather", "temperature", "hot", "cold", "sunny", "rain", "snow", "wind", "city"},
+		Examples: []string{"What's the weather in Beijing?", "Is it raining in London?",
+			"What's the temperature in Oslo right now?", "How windy is it in Chicago?"}}
+	chatSkill = adk.Skill{ID: "small-talk", Name: "Small talk",
+		Description: "Greets people and chats casually: hellos, thanks, jokes, small talk",
+		Tags:        []string{"chat", "greeting", "hello", "hi", "hey", "morning", "evening", "thanks", "joke", "small talk"},
+		Examples:    []string{"Hello there!", "Good morning!", "Tell me a joke", "Thanks for your help!", "Let's chat about jazz"}}
+	mathSkill = adk.Skill{ID: "calculate", Name: "Calculate",
+		Description: "Works out arithmetic written in symbols or in words with an exact expression evaluator: " +
+			"+ - * / ^, percentages, powers, roots and functions",
+		Tags: []string{"math", "arithmetic", "calculate", "percent", "square root", "power"},
+		Examples: []string{"What is (17 + 25) * 3?", "How much is 12 percent of 250?", "What is seven times eight?",
+			"What is the square root of 144?", "2 to the power of 10", "Divide 100 by 8", "Calculate 1.5 * 40"}}
+	researchSkill = adk.Skill{ID: "research-docs", Name: "Research the documents",
+		Description: "Researches a topic by searching the documents (by default the project's own docs) and reports " +
+			"what they say, citing the files",
+		Tags: []string{"research", "docs", "documentation", "search", "find"},
+		Examples: []string{"Research checkpoints", "What do the docs say about the gateway?",
+			"Search the documentation for push notifications", "Find what the docs say about NATS"}}
+	writerSkill = adk.Skill{ID: "write-from-findings", Name: "Write from findings",
+		Description: "Writes a clear, short report or summary from the findings or notes it is given, in the request " +
+			"or by other agents; may ask the person who the report is for",
+		Tags: []string{"write", "summary", "summarize", "draft", "notes", "findings"},
+		Examples: []string{
+			"Summarize these findings: checkpoints are saved after every step, and a resumed run continues from the last one",
+			"Write a short summary of these notes: the gateway retries a failed hop, then fails the task",
+			"Turn these findings into a report: the mesh runs eight agents and a gateway"}}
+	supervisorSkill = adk.Skill{ID: "research-and-report", Name: "Research and report",
+		Description: "Writes a report on a topic: the research agent researches it in the documents, then the writer " +
+			"writes the report from the findings",
+		Tags: []string{"report", "research", "write", "topic"},
+		Examples: []string{"Write a report on checkpoints", "Research the gateway and write a report",
+			"Prepare a report about push notifications"}}
+	plannerSkill = adk.Skill{ID: "plan-and-execute", Name: "Plan and carry out",
+		Description: "Plans a task of several steps and carries the steps out one by one, calculating with the math " +
+			"agent and researching with the research agent, revising the plan as results come in",
+		Tags: []string{"plan", "steps", "multi-step", "calculate", "research"},
+		Examples: []string{"Make a plan: calculate 15% of 80, then research checkpoints",
+			"Plan these steps: research the gateway, then calculate 2 to the power of 10",
+			"Plan: calculate 2 + 3, then calculate 4 * 5"}}
+	routerSkill = adk.Skill{ID: "route", Name: "Route requests",
+		Description: "Hands each request to the agent whose skills fit it; answers itself only when no agent fits",
+		Tags:        []string{"routing", "mesh"},
+		Examples: []string{"What's the weather in Beijing?", "How much is 12 percent of 250?",
+			"Write a report on checkpoints"}}
+)
+
 // Weather answers questions about the weather with a lookup tool.
 func Weather() service.Def {
 	return service.Def{Name: "weather", Summary: "answers weather questions", Addr: "127.0.0.1:9102",
 		Setup: func(f *cli.Flags) service.Build {
 			endpoint := f.String("weather-endpoint", "", "HTTP endpoint answering GET ?city=<city> with the weather (empty: offline)")
 			return func(ctx context.Context, env *service.Env) (adk.Agent, error) {
-				return chatAgent(ctx, env, "WeatherAgent", "Answers questions about the weather in a city",
+				a, err := chatAgent(ctx, env, "WeatherAgent", "Answers questions about the weather in a city",
 					"You answer questions about the weather. Look it up with get_weather; never guess.",
 					weather.Tool(weather.Config{Endpoint: *endpoint}))
+				return declaring(ctx, a, err, weatherSkill)
 			}
 		}}
 }
@@ -63,8 +126,9 @@ func Chat() service.Def {
 	return service.Def{Name: "chat", Summary: "chats", Addr: "127.0.0.1:9103",
 		Setup: func(*cli.Flags) service.Build {
 			return func(ctx context.Context, env *service.Env) (adk.Agent, error) {
-				return chatAgent(ctx, env, "ChatAgent", "Chats casually about anything: greetings, jokes, small talk",
+				a, err := chatAgent(ctx, env, "ChatAgent", "Chats casually about anything: greetings, jokes, small talk",
 					"You chat in a friendly, brief way.")
+				return declaring(ctx, a, err, chatSkill)
 			}
 		}}
 }
@@ -74,8 +138,9 @@ func Math() service.Def {
 	return service.Def{Name: "math", Summary: "calculates", Addr: "127.0.0.1:9104",
 		Setup: func(*cli.Flags) service.Build {
 			return func(ctx context.Context, env *service.Env) (adk.Agent, error) {
-				return chatAgent(ctx, env, "MathAgent", "Calculates: arithmetic and math expressions",
+				a, err := chatAgent(ctx, env, "MathAgent", "Calculates: arithmetic and math expressions",
 					"You calculate. Evaluate every expression with the calculate tool and give the result.", calc.Tool())
+				return declaring(ctx, a, err, mathSkill)
 			}
 		}}
 }
@@ -111,8 +176,9 @@ func Research() service.Def {
 				if err != nil {
 					return nil, err
 				}
-				return chatAgent(ctx, env, "ResearchAgent", "Researches topics by searching the documents and reports the findings",
+				a, err := chatAgent(ctx, env, "ResearchAgent", "Researches topics by searching the documents and reports the findings",
 					"You research. Search the documents with search_docs and report what they say, citing the files.", searchTool(ix))
+				return declaring(ctx, a, err, researchSkill)
 			}
 		}}
 }
@@ -122,9 +188,12 @@ func Writer() service.Def {
 	return service.Def{Name: "writer", Summary: "writes reports", Addr: "127.0.0.1:9106",
 		Setup: func(*cli.Flags) service.Build {
 			return func(ctx context.Context, env *service.Env) (adk.Agent, error) {
-				return chatAgent(ctx, env, "WriterAgent", "Writes reports and summaries from the findings it is given",
-					"You write clear, short reports from the findings in the conversation. When the request leaves open who the report is for or what it must cover, ask the person with ask_user first.",
+				// The instruction does not name the ask tool: the offline
+				// model would take that for "always ask".
+				a, err := chatAgent(ctx, env, "WriterAgent", "Writes reports and summaries from the findings it is given",
+					"You write clear, short reports from the findings in the conversation. When the request leaves open who the report is for or what it must cover, ask the person first.",
 					ask.Tool("Ask the person a question, when the request leaves something open"))
+				return declaring(ctx, a, err, writerSkill)
 			}
 		}}
 }
@@ -145,12 +214,17 @@ func Supervisor() service.Def {
 				if err != nil {
 					return nil, err
 				}
+				// The instruction names the team in the order of the work,
+				// which the offline model follows too.
 				boss, err := chatAgent(ctx, env, "SupervisorAgent", "Coordinates research and writing: researches a topic, then writes a report on it",
-					"You coordinate a team. Hand each task to the member that fits it, one at a time; when every task is done, give the final answer.")
+					fmt.Sprintf("You coordinate a team. For a report, first hand the topic to %s to research it, then to %s to write the report "+
+						"from the findings; hand any other task to the member that fits it, one at a time. When every task is done, give the final answer.",
+						r.Name(ctx), w.Name(ctx)))
 				if err != nil {
 					return nil, err
 				}
-				return supervisor.New(ctx, &supervisor.Config{Supervisor: boss, SubAgents: []adk.Agent{r, w}})
+				sup, err := supervisor.New(ctx, &supervisor.Config{Supervisor: boss, SubAgents: []adk.Agent{r, w}})
+				return declaring(ctx, sup, err, supervisorSkill)
 			}
 		}}
 }
@@ -199,9 +273,10 @@ func Planner() service.Def {
 				if err != nil {
 					return nil, err
 				}
-				return planexecute.New(ctx, &planexecute.Config{Name: "PlannerAgent",
+				pe, err := planexecute.New(ctx, &planexecute.Config{Name: "PlannerAgent",
 					Description: "Plans multi-step tasks and carries them out step by step: calculations and research",
 					Planner:     p, Executor: e, Replanner: r})
+				return declaring(ctx, pe, err, plannerSkill)
 			}
 		}}
 }
@@ -215,7 +290,7 @@ func Router() service.Def {
 			return func(ctx context.Context, env *service.Env) (adk.Agent, error) {
 				r, err := chatAgent(ctx, env, "RouterAgent", "Routes each request to the agent that can answer it",
 					"You route requests. Answer only what no other agent fits.")
-				if err != nil {
+				if r, err = declaring(ctx, r, err, routerSkill); err != nil {
 					return nil, err
 				}
 				urls := cli.SplitList(*agents)
