@@ -86,6 +86,9 @@ type AgentEvent struct {
 type CallerAgent struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
+	// Skills are what the agent declares (SkillsOf); the transfer
+	// instruction lists them under the agent.
+	Skills []Skill `json:"skills,omitempty"`
 }
 
 // AgentOutput is what an event carries.

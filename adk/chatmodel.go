@@ -153,10 +153,11 @@ func (a *ChatModelAgent) prepare(ctx context.Context) (*preparedAgent, error) {
 		a.frozen = true
 		var targets []CallerAgent
 		for _, t := range a.subAgents {
-			targets = append(targets, CallerAgent{Name: t.Name(ctx), Description: t.Description(ctx)})
+			targets = append(targets, CallerAgent{Name: t.Name(ctx), Description: t.Description(ctx), Skills: SkillsOf(ctx, t)})
 		}
 		if a.parent != nil && !a.disallowParent {
-			targets = append(targets, CallerAgent{Name: a.parent.Name(ctx), Description: a.parent.Description(ctx)})
+			targets = append(targets, CallerAgent{Name: a.parent.Name(ctx), Description: a.parent.Description(ctx),
+				Skills: SkillsOf(ctx, a.parent)})
 		}
 		a.mu.Unlock()
 		a.ready, a.prepErr = a.build(ctx, targets)

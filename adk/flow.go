@@ -99,6 +99,8 @@ type flowAgent struct {
 	// own (AgentWithDeterministicTransferTo).
 	transferTo []string
 	outputKey  string
+	skills     []Skill // WithSkills, when skillsSet
+	skillsSet  bool
 }
 
 func (a *flowAgent) Name(context.Context) string        { return a.name }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -15,22 +16,72 @@ import (
 // calls to hand the conversation to another agent.
 const TransferToAgentToolName = "transfer_to_agent"
 
-// TransferTargetsHeader opens the list of agents in a transfer instruction;
-// each agent follows on a line of its own, as "- Name: description".
+// TransferTargetsHeader opens the list of agents in a transfer instruction.
+// Each agent follows on a line of its own, then each of its skills
+// (SkillsOf) on indented lines under it:
+//
+//	Agents you can transfer to:
+//	- AgentName: the agent's description
+//	  Skill "Skill name": the skill's description
+//	    Tags: tag, another tag
+//	    Examples: "an example request", "another"
+//
+// The skill's name (its ID when it has no name) and its examples are
+// quoted as Go string literals (strconv.Quote); the Tags and Examples
+// lines are left out when empty, the ": description" too; every other
+// text has its white space collapsed onto the one line. A line that starts
+// with "- " is an agent; a skill's lines belong to the agent above them.
 const TransferTargetsHeader = "Agents you can transfer to:"
+
+// The prefixes of a skill's lines in a transfer instruction.
+const (
+	skillPrefix    = "  Skill "
+	tagsPrefix     = "    Tags: "
+	examplesPrefix = "    Examples: "
+)
 
 // transferInstruction tells a model when and how to transfer, and to whom.
 func transferInstruction(targets []CallerAgent) string {
 	var b strings.Builder
 	b.WriteString("You work in a team of agents. Answer the request yourself when it fits what you do. " +
-		"When another agent's description fits it better, call " + TransferToAgentToolName +
+		"When another agent's description or skills fit it better, call " + TransferToAgentToolName +
 		" with that agent's name, and write nothing else.\n")
 	b.WriteString(TransferTargetsHeader)
 	for _, t := range targets {
-		fmt.Fprintf(&b, "\n- %s: %s", t.Name, strings.Join(strings.Fields(t.Description), " "))
+		fmt.Fprintf(&b, "\n- %s: %s", t.Name, oneLine(t.Description))
+		for _, s := range t.Skills {
+			name := s.Name
+			if name == "" {
+				name = s.ID
+			}
+			b.WriteString("\n" + skillPrefix + strconv.Quote(oneLine(name)))
+			if d := oneLine(s.Description); d != "" {
+				b.WriteString(": " + d)
+			}
+			var tags []string
+			for _, tag := range s.Tags {
+				if tag = oneLine(tag); tag != "" {
+					tags = append(tags, tag)
+				}
+			}
+			if len(tags) > 0 {
+				b.WriteString("\n" + tagsPrefix + strings.Join(tags, ", "))
+			}
+			if len(s.Examples) > 0 {
+				quoted := make([]string, len(s.Examples))
+				for i, e := range s.Examples {
+					quoted[i] = strconv.Quote(e)
+				}
+				b.WriteString("\n" + examplesPrefix + strings.Join(quoted, ", "))
+			}
+		}
 	}
 	return b.String()
 }
+
+// oneLine collapses the white space of s, line breaks included, into
+// single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // transferTool is the transfer_to_agent tool. It names the agents it can
 // reach in its schema; the flow checks the name, so a model that picks

@@ -201,12 +201,76 @@ func plainCallers(v any, dst *[]adk.CallerAgent) bool {
 				ok = plainString(v, &out[i].Name)
 			case "description":
 				ok = plainString(v, &out[i].Description)
+			case "skills":
+				ok = plainSkills(v, &out[i].Skills)
 			default:
 				ok = false
 			}
 			if !ok {
 				return false
 			}
+		}
+	}
+	*dst = out
+	return true
+}
+
+func plainSkills(v any, dst *[]adk.Skill) bool {
+	if v == nil {
+		*dst = nil
+		return true
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	out := make([]adk.Skill, len(a))
+	for i, e := range a {
+		if e == nil {
+			continue
+		}
+		m, ok := e.(map[string]any)
+		if !ok {
+			return false
+		}
+		s := &out[i]
+		for k, v := range m {
+			switch k {
+			case "id":
+				ok = plainString(v, &s.ID)
+			case "name":
+				ok = plainString(v, &s.Name)
+			case "description":
+				ok = plainString(v, &s.Description)
+			case "tags":
+				ok = plainStrings(v, &s.Tags)
+			case "examples":
+				ok = plainStrings(v, &s.Examples)
+			default:
+				ok = false
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+	*dst = out
+	return true
+}
+
+func plainStrings(v any, dst *[]string) bool {
+	if v == nil {
+		*dst = nil
+		return true
+	}
+	a, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	out := make([]string, len(a))
+	for i, e := range a {
+		if !plainString(e, &out[i]) {
+			return false
 		}
 	}
 	*dst = out
@@ -402,6 +466,10 @@ func (r *runMeta) AppendJSON(dst []byte) ([]byte, error) {
 				w.dst = append(w.dst, `,"description":`...)
 				w.dst = fastjson.AppendString(w.dst, c.Description)
 			}
+			if len(c.Skills) > 0 {
+				w.dst = append(w.dst, `,"skills":`...)
+				w.dst = appendSkills(w.dst, c.Skills)
+			}
 			w.dst = append(w.dst, '}')
 		}
 		w.dst = append(w.dst, ']')
@@ -501,6 +569,25 @@ func appendMessage(dst []byte, m *schema.Message) []byte {
 	return append(w.dst, '}')
 }
 
+func appendSkills(dst []byte, skills []adk.Skill) []byte {
+	dst = append(dst, '[')
+	for i := range skills {
+		s := &skills[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		w := objectWriter{dst: append(dst, `{"id":`...), n: 1}
+		w.dst = fastjson.AppendString(w.dst, s.ID)
+		w.key("name")
+		w.dst = fastjson.AppendString(w.dst, s.Name)
+		w.str("description", s.Description)
+		w.strs("tags", s.Tags)
+		w.strs("examples", s.Examples)
+		dst = append(w.dst, '}')
+	}
+	return append(dst, ']')
+}
+
 // objectWriter writes the members of a JSON object, leaving out empty
 // ones as omitempty does.
 type objectWriter struct {
@@ -523,6 +610,21 @@ func (w *objectWriter) str(name, s string) {
 		w.key(name)
 		w.dst = fastjson.AppendString(w.dst, s)
 	}
+}
+
+func (w *objectWriter) strs(name string, ss []string) {
+	if len(ss) == 0 {
+		return
+	}
+	w.key(name)
+	w.dst = append(w.dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		w.dst = fastjson.AppendString(w.dst, s)
+	}
+	w.dst = append(w.dst, ']')
 }
 
 func (w *objectWriter) boolean(name string, b bool) {

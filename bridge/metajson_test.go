@@ -16,6 +16,7 @@ var metaSeeds = []string{
 	`{"agent":"leaf","run_path":[{"agent":"router"},{"agent":"leaf"}],"role":"assistant","message":{"role":"assistant","content":"hi","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"output":true,"streaming":true}`,
 	`{"agent":"w","tool_name":"t","message":{"role":"tool","content":"r","tool_call_id":"c1","tool_name":"t","name":"n"},"error":"e","stream_error":"s","customized_output":{"k":[1,2]},"action":null}`,
 	`{"run_path":[{"agent":"a"}],"callers":[{"name":"r","description":"d"}],"session_values":{"k":{"type":"string","value":"v"}},"input":[{"role":"user","content":"hello"},null,{"role":"user","content":"For context: [r] said: hi","extra":{"a2amesh.adk.context":"r"}}],"streaming":false,"resume_task":"t"}`,
+	`{"run_path":[{"agent":"a"}],"callers":[{"name":"r","description":"d","skills":[{"id":"s","name":"S","description":"does s","tags":["t"],"examples":["do s <now>"]},{"id":"","name":"","tags":[],"examples":null},null]},{"name":"q"}],"session_values":{"k":{"type":"string","value":"v"}},"input":[{"role":"user","content":"hello"},null],"streaming":false,"resume_task":"t"}`,
 	`{"session_values":{}}`, `{"session_values":null}`, `{}`, `{"run_path":[]}`, `{"input":[]}`,
 	`{"agent":1}`, `{"Agent":"x"}`, `{"message":{"role":"user","extra":{}}}`, `{"run_path":[null]}`, `{"message":{"tool_calls":[{"index":1.5}]}}`,
 	`{"action":{"exit":true}}`, `{"resume":{"p":"yes"}}`, `{"message":{"tool_calls":[{"index":-0}]}}`,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,6 +67,7 @@ type RemoteConfig struct {
 type RemoteAgent struct {
 	client        *client.Client
 	name, desc    string
+	skills        []adk.Skill // its card's
 	url           string
 	types         []adk.StateType
 	cancelTimeout time.Duration
@@ -106,8 +108,8 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 		return nil, fmt.Errorf("bridge: remote agent at %s: %w", cfg.URL, err)
 	}
 	card := c.Card()
-	r := &RemoteAgent{client: c, name: card.Name, desc: card.Description, url: cfg.URL, types: cfg.StateTypes,
-		cancelTimeout: cfg.CancelTimeout}
+	r := &RemoteAgent{client: c, name: card.Name, desc: card.Description, skills: skillsOfCard(card), url: cfg.URL,
+		types: cfg.StateTypes, cancelTimeout: cfg.CancelTimeout}
 	if cfg.Name != "" {
 		r.name = cfg.Name
 	}
@@ -119,6 +121,19 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 
 func (r *RemoteAgent) Name(context.Context) string        { return r.name }
 func (r *RemoteAgent) Description(context.Context) string { return r.desc }
+
+// Skills are the skills of the agent's card, as it was fetched.
+func (r *RemoteAgent) Skills(context.Context) []adk.Skill { return r.skills }
+
+// skillsOfCard returns what card declares as adk skills.
+func skillsOfCard(card *a2a.AgentCard) []adk.Skill {
+	var out []adk.Skill
+	for _, s := range card.Skills {
+		out = append(out, adk.Skill{ID: s.ID, Name: s.Name, Description: s.Description,
+			Tags: slices.Clone(s.Tags), Examples: slices.Clone(s.Examples)})
+	}
+	return out
+}
 
 // URL is the agent's base URL.
 func (r *RemoteAgent) URL() string { return r.url }
@@ -158,10 +173,11 @@ func (r *RemoteAgent) callers(ctx context.Context) []adk.CallerAgent {
 	defer r.mu.Unlock()
 	var out []adk.CallerAgent
 	for _, s := range r.subAgents {
-		out = append(out, adk.CallerAgent{Name: s.Name(ctx), Description: s.Description(ctx)})
+		out = append(out, adk.CallerAgent{Name: s.Name(ctx), Description: s.Description(ctx), Skills: adk.SkillsOf(ctx, s)})
 	}
 	if r.parent != nil && !r.disallowParent {
-		out = append(out, adk.CallerAgent{Name: r.parent.Name(ctx), Description: r.parent.Description(ctx)})
+		out = append(out, adk.CallerAgent{Name: r.parent.Name(ctx), Description: r.parent.Description(ctx),
+			Skills: adk.SkillsOf(ctx, r.parent)})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -94,9 +95,23 @@ func NewExecutor(ctx context.Context, cfg ExecutorConfig) (*Executor, error) {
 }
 
 // Card returns a card for agent served at url: its name and description,
-// one skill, streaming and push notifications, A2A 1.0 and 0.3.
+// its skills (adk.SkillsOf; when it declares none, one skill with its name
+// and description), streaming and push notifications, A2A 1.0 and 0.3.
 func Card(ctx context.Context, agent adk.Agent, url string) *a2a.AgentCard {
 	name, desc := agent.Name(ctx), agent.Description(ctx)
+	skills := []a2a.AgentSkill{{ID: name, Name: name, Description: desc, Tags: []string{"adk"}}}
+	if declared := adk.SkillsOf(ctx, agent); len(declared) > 0 {
+		skills = make([]a2a.AgentSkill, len(declared))
+		for i, s := range declared {
+			// A card's skill has tags (the field is required), if only none.
+			tags := s.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			skills[i] = a2a.AgentSkill{ID: cmp.Or(s.ID, s.Name), Name: cmp.Or(s.Name, s.ID), Description: s.Description,
+				Tags: slices.Clone(tags), Examples: slices.Clone(s.Examples)}
+		}
+	}
 	return &a2a.AgentCard{
 		Name:        name,
 		Description: desc,
@@ -109,7 +124,7 @@ func Card(ctx context.Context, agent adk.Agent, url string) *a2a.AgentCard {
 		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
-		Skills:             []a2a.AgentSkill{{ID: name, Name: name, Description: desc, Tags: []string{"adk"}}},
+		Skills:             skills,
 	}
 }
 

@@ -21,8 +21,22 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("chat: Config.Model is required")
 	}
-	return adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+	a, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "ChatAgent", Description: "Chats casually about anything: greetings, jokes, small talk",
 		Instruction: "You chat in a friendly, brief way.", Model: cfg.Model,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skill()))
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "small-talk", Name: "Small talk",
+		Description: "Greets people and chats casually: hellos, thanks, jokes, small talk",
+		Tags:        []string{"chat", "greeting", "hello", "hi", "hey", "morning", "evening", "thanks", "joke", "small talk"},
+		Examples:    []string{"Hello there!", "Good morning!", "Tell me a joke", "Thanks for your help!", "Let's chat about jazz"}}
 }

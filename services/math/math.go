@@ -23,9 +23,25 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("math: Config.Model is required")
 	}
-	return adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+	a, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "MathAgent", Description: "Calculates: arithmetic and math expressions",
 		Instruction: "You calculate. Evaluate every expression with the calculate tool and give the result.",
 		Model:       cfg.Model, ToolsConfig: adk.ToolsConfig{Tools: []tool.Tool{calc.Tool()}},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skill()))
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "calculate", Name: "Calculate",
+		Description: "Works out arithmetic written in symbols or in words with an exact expression evaluator: " +
+			"+ - * / ^, percentages, powers, roots and functions",
+		Tags: []string{"math", "arithmetic", "calculate", "percent", "square root", "power"},
+		Examples: []string{"What is (17 + 25) * 3?", "How much is 12 percent of 250?", "What is seven times eight?",
+			"What is the square root of 144?", "2 to the power of 10", "Divide 100 by 8", "Calculate 1.5 * 40"}}
 }

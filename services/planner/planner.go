@@ -58,7 +58,24 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return planexecute.New(ctx, &planexecute.Config{Name: "PlannerAgent",
+	pe, err := planexecute.New(ctx, &planexecute.Config{Name: "PlannerAgent",
 		Description: "Plans multi-step tasks and carries them out step by step: calculations and research",
 		Planner:     p, Executor: e, Replanner: r})
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, pe, adk.WithSkills(skill()))
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "plan-and-execute", Name: "Plan and carry out",
+		Description: "Plans a task of several steps and carries the steps out one by one, calculating with the math " +
+			"agent and researching with the research agent, revising the plan as results come in",
+		Tags: []string{"plan", "steps", "multi-step", "calculate", "research"},
+		Examples: []string{"Make a plan: calculate 15% of 80, then research checkpoints",
+			"Plan these steps: research the gateway, then calculate 2 to the power of 10",
+			"Plan: calculate 2 + 3, then calculate 4 * 5"}}
 }

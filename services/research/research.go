@@ -34,11 +34,15 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+	a, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "ResearchAgent", Description: "Researches topics by searching the documents and reports the findings",
 		Instruction: "You research. Search the documents with search_docs and report what they say, citing the files.",
 		Model:       cfg.Model, ToolsConfig: adk.ToolsConfig{Tools: []tool.Tool{t}},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skill()))
 }
 
 // Tool returns the agent's search tool, search_docs, over corpus (nil:
@@ -55,4 +59,16 @@ func Tool(corpus fs.FS) (tool.Tool, error) {
 		return nil, errors.New("research: the corpus has no .md or .txt documents")
 	}
 	return search.Tool("search_docs", "Research a topic: search the documents for it", ix), nil
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "research-docs", Name: "Research the documents",
+		Description: "Researches a topic by searching the documents (by default the project's own docs) and reports " +
+			"what they say, citing the files",
+		Tags: []string{"research", "docs", "documentation", "search", "find"},
+		Examples: []string{"Research checkpoints", "What do the docs say about the gateway?",
+			"Search the documentation for push notifications", "Find what the docs say about NATS"}}
 }

@@ -26,12 +26,27 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("router: Config.Model is required")
 	}
-	r, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+	cm, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "RouterAgent", Description: "Routes each request to the agent that can answer it",
 		Instruction: "You route requests. Answer only what no other agent fits.", Model: cfg.Model,
 	})
+	if err != nil {
+		return nil, err
+	}
+	r, err := adk.AgentWithOptions(ctx, cm, adk.WithSkills(skill()))
 	if err != nil || len(cfg.Agents) == 0 {
 		return r, err
 	}
 	return adk.SetSubAgents(ctx, r, cfg.Agents)
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "route", Name: "Route requests",
+		Description: "Hands each request to the agent whose skills fit it; answers itself only when no agent fits",
+		Tags:        []string{"routing", "mesh"},
+		Examples: []string{"What's the weather in Beijing?", "How much is 12 percent of 250?",
+			"Write a report on checkpoints"}}
 }

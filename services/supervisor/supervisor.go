@@ -6,6 +6,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
@@ -28,11 +29,31 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	}
 	boss, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "SupervisorAgent", Description: "Coordinates research and writing: researches a topic, then writes a report on it",
-		Instruction: "You coordinate a team. Hand each task to the member that fits it, one at a time; when every task is done, give the final answer.",
-		Model:       cfg.Model,
+		// The instruction names the team in the order of the work, which
+		// the offline model follows too.
+		Instruction: fmt.Sprintf("You coordinate a team. For a report, first hand the topic to %s to research it, then to %s to write the report "+
+			"from the findings; hand any other task to the member that fits it, one at a time. When every task is done, give the final answer.",
+			cfg.Research.Name(ctx), cfg.Writer.Name(ctx)),
+		Model: cfg.Model,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return supervisor.New(ctx, &supervisor.Config{Supervisor: boss, SubAgents: []adk.Agent{cfg.Research, cfg.Writer}})
+	team, err := supervisor.New(ctx, &supervisor.Config{Supervisor: boss, SubAgents: []adk.Agent{cfg.Research, cfg.Writer}})
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, team, adk.WithSkills(skill()))
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "research-and-report", Name: "Research and report",
+		Description: "Writes a report on a topic: the research agent researches it in the documents, then the writer " +
+			"writes the report from the findings",
+		Tags: []string{"report", "research", "write", "topic"},
+		Examples: []string{"Write a report on checkpoints", "Research the gateway and write a report",
+			"Prepare a report about push notifications"}}
 }

@@ -27,9 +27,25 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("weather: Config.Model is required")
 	}
-	return adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+	a, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
 		Name: "WeatherAgent", Description: "Answers questions about the weather in a city",
 		Instruction: "You answer questions about the weather. Look it up with get_weather; never guess.",
 		Model:       cfg.Model, ToolsConfig: adk.ToolsConfig{Tools: []tool.Tool{weather.Tool(weather.Config{Endpoint: cfg.Endpoint})}},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skill()))
+}
+
+// skill is what the agent declares it does, on its card and to the agents
+// that transfer to it. Its examples are requests the agent handles with
+// the offline model too.
+func skill() adk.Skill {
+	return adk.Skill{ID: "current-weather", Name: "Current weather",
+		Description: "Looks up the current weather of a city with the weather service; with no service configured it says " +
+			"the weather service is offline rather than guess",
+		Tags: []string{"weather", "temperature", "hot", "cold", "sunny", "rain", "snow", "wind", "city"},
+		Examples: []string{"What's the weather in Beijing?", "Is it raining in London?",
+			"What's the temperature in Oslo right now?", "How windy is it in Chicago?"}}
 }

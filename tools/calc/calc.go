@@ -3,6 +3,11 @@
 // parentheses, the constants pi and e, and the functions abs, sqrt, cbrt,
 // exp, ln (log), log10, log2, sin, cos, tan, asin, acos, atan, floor, ceil,
 // round, min, max, pow and hypot.
+//
+// % between two operands is the remainder (10 % 4 is 2). After an operand
+// and before anything that cannot start one (the end, an operator, a
+// closing parenthesis, a comma, "of") it is a percentage: 15% is 0.15, and
+// "15% of 80" is 15% times 80, as tightly bound as *.
 package calc
 
 import (
@@ -229,7 +234,41 @@ func (p *parser) unary() (float64, error) {
 	return p.primary()
 }
 
+// primary parses an operand: a number, a parenthesized expression, a
+// call or a constant, and a percent sign after it.
 func (p *parser) primary() (float64, error) {
+	v, err := p.operand()
+	if err != nil || p.err != nil || p.tok.kind != tokOp || p.tok.text != "%" {
+		return v, err
+	}
+	switch after := p.peek(); {
+	case after.kind == tokNum, after.kind == tokOp && after.text == "(",
+		after.kind == tokIdent && after.text != "of":
+		return v, nil // a remainder: the binary operator
+	case after.kind == tokIdent: // x% of y
+		p.next()
+		p.next()
+		_, right := binding("*")
+		rhs, err := p.expr(right)
+		if err != nil {
+			return 0, err
+		}
+		return v / 100 * rhs, nil
+	}
+	p.next()
+	return v / 100, nil
+}
+
+// peek returns the token after the current one.
+func (p *parser) peek() token {
+	pos, tok, err := p.pos, p.tok, p.err
+	p.next()
+	after := p.tok
+	p.pos, p.tok, p.err = pos, tok, err
+	return after
+}
+
+func (p *parser) operand() (float64, error) {
 	if p.err != nil {
 		return 0, p.err
 	}
@@ -335,7 +374,7 @@ type Input struct {
 // Tool returns the calculate tool: it evaluates an expression, and answers
 // a bad one with what is wrong and where.
 func Tool() tool.Tool {
-	t, err := tool.FromFunc("calculate", "Evaluate an arithmetic expression exactly: + - * / % ^, parentheses, sqrt, sin, log, min, max, pi, e ...",
+	t, err := tool.FromFunc("calculate", "Evaluate an arithmetic expression exactly: + - * / ^, % (remainder, or after a number a percentage: 15% of 80), parentheses, sqrt, sin, log, min, max, pi, e ...",
 		func(_ context.Context, in Input) (string, error) {
 			v, err := Eval(in.Expression)
 			if err != nil {

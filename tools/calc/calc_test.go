@@ -36,6 +36,28 @@ func TestEval(t *testing.T) {
 		{"--3", 3},
 		{"+4", 4},
 		{"  42  ", 42},
+		// The forms the offline model writes for arithmetic in words.
+		{"12% of 250", 30},
+		{"15% of 80", 12},
+		{"7 * 8", 56},
+		{"sqrt(144)", 12},
+		{"2 ^ 10", 1024},
+		{"20 + 5", 25},
+		{"(17 + 25) * 3", 126},
+		{"100 / 8", 12.5},
+		// % after an operand and before no other is a percentage.
+		{"5%", 0.05},
+		{"50 + 10%", 50.1},
+		{"10 % (3)", 1},
+		{"10 % pi", 10 - 3*math.Pi},
+		{"10%-3", -2.9},
+		{"2 * 15% of 80 + 1", 25},
+		{"-15% of 80", -12},
+		{"(10)% of 50", 5},
+		{"200% of 3", 6},
+		{"15% of 80 ^ 2", 960},
+		{"50% of 50% of 8", 2},
+		{"sqrt(16)%", 0.04},
 	} {
 		got, err := calc.Eval(tc.expr)
 		if err != nil || math.Abs(got-tc.want) > 1e-9 {
@@ -56,6 +78,9 @@ func TestEvalErrors(t *testing.T) {
 		{"sqrt(1, 2)", "takes 1 argument"},
 		{"1 / 0", "division by zero"},
 		{"sqrt(-1)", "not a number"},
+		{"15% of", "ends too early"},
+		{"of 3", `unknown name "of"`},
+		{"3 of 4", `unexpected "of"`},
 		{"1.2.3", "is not a number"},
 		{strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300), "nests more than"},
 		{strings.Repeat("1+", 3000), "longer than"},
@@ -76,6 +101,10 @@ func TestTool(t *testing.T) {
 	if err != nil || out != "(17 + 25) * 3 = 126" {
 		t.Fatalf("%q %v", out, err)
 	}
+	out, err = calc.Tool().Run(context.Background(), `{"expression":"12% of 250"}`)
+	if err != nil || out != "12% of 250 = 30" {
+		t.Fatalf("%q %v", out, err)
+	}
 	if _, err := calc.Tool().Run(context.Background(), `{"expression":"1 +"}`); err == nil {
 		t.Fatal("a bad expression evaluated")
 	}
@@ -83,7 +112,8 @@ func TestTool(t *testing.T) {
 
 // FuzzEval: any input gives a value or an error, never a panic or a hang.
 func FuzzEval(f *testing.F) {
-	for _, s := range []string{"1+2*3", "-(2^3)^-1", "sqrt(min(1,2,3))", "((((1))))", "1e308*10", "2^^3", "max(", "×÷", "1_2.5e+3"} {
+	for _, s := range []string{"1+2*3", "-(2^3)^-1", "sqrt(min(1,2,3))", "((((1))))", "1e308*10", "2^^3", "max(", "×÷", "1_2.5e+3",
+		"15% of 80", "12% of 250 + 1", "5%", "10 % -3", "1 % of % of 2", "2%%", "(3)%(4)", "x% of y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {

@@ -35,7 +35,7 @@ func Tool(cfg Config) tool.Tool {
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	t, err := tool.FromFunc("get_weather", "Get the current weather of a city", func(ctx context.Context, in Input) (string, error) {
+	t, err := tool.FromFunc("get_weather", "Get the current weather of a city: conditions, temperature, rain, wind", func(ctx context.Context, in Input) (string, error) {
 		city := strings.TrimSpace(in.City)
 		if city == "" {
 			return "", fmt.Errorf("get_weather needs a city")

@@ -2,17 +2,42 @@
 // so agent trees run end to end with no model endpoint. It is not a
 // language model and says so: every answer starts with Label.
 //
+// It reads a text as its content words (lower case, common words and
+// numbers left out, a plural s dropped; words of four letters or more
+// match when they begin alike up to the last two letters of the shorter:
+// report and reports, write and writing, summary and summarize),
+// with arithmetic in words first written in symbols ("seven times eight"
+// is 7 * 8, "12 percent of 250" is 12% of 250), and arithmetic, in words
+// or symbols, as one more term of its own.
+//
 // What it does, in order, for each call:
 //   - after results of its own tool calls, it answers with them (through
 //     the exit tool when it has one);
-//   - with a transfer_to_agent tool, it transfers to a listed agent whose
-//     name and description share more words with the request than its own
-//     instruction and tools do, and that the conversation has not been
-//     through yet: of those, the one the request names first;
-//   - with other tools, it calls the one that fits the request best, when it
-//     can find every required argument in the request;
+//   - with a transfer_to_agent tool, it may transfer to one of the agents
+//     its instruction lists (adk.TransferTargetsHeader) that the
+//     conversation has not been through yet. When its instruction names
+//     two or more of them and the request shares a word with one of them,
+//     it is a procedure: the first of those in the instruction's order.
+//     Otherwise it scores each agent by what it declares against the
+//     request: the weights of the request's terms that its name,
+//     description and skills' names, descriptions and tags have, plus the
+//     request's similarity to the closest of its skills' examples, a term
+//     weighing the more the fewer of the agents (and the model's own
+//     agent) have it, so a word they all share counts little. Of the
+//     agents that score above its own instruction and tools, it transfers
+//     to the best, unless the request names that one by its name and
+//     others of them too: then to the one it names first (a request lists
+//     its tasks in order). When none scores above, it answers itself;
+//   - with other tools, it calls the one that shares the most terms with
+//     the request (arithmetic is a term of a tool that takes an
+//     expression), or else the one its instruction names, when it can find
+//     every required argument in the request: enum values, numbers, places,
+//     lists, an arithmetic expression, for a search query the request's
+//     words that do not describe the agents at hand, or the request itself;
 //   - otherwise it answers plainly, restating the request and what other
 //     agents said.
+//
+// The same input always gives the same reply.
 package offline
 
 import (
@@ -74,7 +99,10 @@ type conversation struct {
 	visited     map[string]bool   // agents the conversation was transferred from or to
 }
 
-type target struct{ name, desc string }
+type target struct {
+	name, desc string
+	skills     []adk.Skill
+}
 
 type said struct{ agent, text string }
 
@@ -129,15 +157,7 @@ func splitInstruction(s string) (string, []target) {
 	if at < 0 {
 		return s, nil
 	}
-	var targets []target
-	for _, line := range strings.Split(s[at+len(adk.TransferTargetsHeader):], "\n") {
-		line, ok := strings.CutPrefix(strings.TrimSpace(line), "- ")
-		if !ok {
-			continue
-		}
-		name, desc, _ := strings.Cut(line, ":")
-		targets = append(targets, target{name: strings.TrimSpace(name), desc: strings.TrimSpace(desc)})
-	}
+	targets := parseTargets(s[at+len(adk.TransferTargetsHeader):])
 	// The transfer section follows the agent's own instruction; drop the
 	// paragraph that introduces it too.
 	own := s[:at]
@@ -180,43 +200,44 @@ func (m *Model) reply(input []*schema.Message) *schema.Message {
 		return answer(strings.Join(parts, "\n"))
 	}
 
-	request := words(c.request)
+	// What the agent is: its instruction and tools.
+	own := &candidate{profile: terms(c.instruction)}
+	for _, t := range tools {
+		own.profile = append(own.profile, toolTerms(t)...)
+	}
+	// The words the agents at hand are described with, which say what to
+	// do rather than what about.
+	known := slices.Clone(own.profile)
+	for _, t := range c.targets {
+		known = append(known, targetCandidate(t).profile...)
+	}
+
+	request := terms(c.request)
 	best, bestTool := 0, (*schema.ToolInfo)(nil)
 	var bestArgs string
 	for _, t := range tools {
-		score := overlap(request, words(splitName(t.Name)+" "+t.Desc))
+		score := overlap(request, toolTerms(t))
 		if score <= best {
 			continue
 		}
-		if args, ok := arguments(c.request, t.Params); ok {
+		if args, ok := arguments(c.request, t.Params, known); ok {
 			best, bestTool, bestArgs = score, t, args
 		}
 	}
-	if transfer {
-		// Of the agents that fit better than this one, the one the request
-		// names first (requests list their tasks in order), then the one
-		// that fits best.
-		own := max(best, overlap(request, words(c.instruction)))
-		dest, destAt, destScore := "", len(request), 0
-		for _, t := range c.targets {
-			if c.visited[t.name] {
-				continue
-			}
-			about := words(splitName(t.name) + " " + t.desc)
-			s := overlap(request, about)
-			if s <= own {
-				continue
-			}
-			// Where the request names the agent, by its name if it does.
-			at := firstMatch(request, words(splitName(t.name)))
-			if at == len(request) {
-				at = firstMatch(request, about)
-			}
-			if at < destAt || at == destAt && s > destScore {
-				dest, destAt, destScore = t.name, at, s
+	if bestTool == nil {
+		// No tool shares a word with the request: the tool the
+		// instruction tells the agent to use, if it names one.
+		for _, t := range tools {
+			if nameAt(c.instruction, t.Name) >= 0 {
+				if args, ok := arguments(c.request, t.Params, known); ok {
+					bestTool, bestArgs = t, args
+					break
+				}
 			}
 		}
-		if dest != "" {
+	}
+	if transfer {
+		if dest := route(c, own); dest != "" {
 			args, _ := json.Marshal(map[string]string{"agent_name": dest})
 			return m.call(input, adk.TransferToAgentToolName, string(args))
 		}
@@ -284,12 +305,13 @@ func (m *Model) finish(input []*schema.Message, msg *schema.Message) *schema.Mes
 }
 
 // arguments finds in the request a value for every property of params; ok
-// is false when a required one cannot be found.
-func arguments(request string, params *schema.JSONSchema) (string, bool) {
+// is false when a required one cannot be found. known are the words that
+// describe the agents at hand, left out of a search query.
+func arguments(request string, params *schema.JSONSchema, known []string) (string, bool) {
 	args := map[string]any{}
 	if params != nil {
 		for name, p := range params.Properties {
-			v, found := extract(request, name, p)
+			v, found := extract(request, name, p, known)
 			if found {
 				args[name] = v
 			} else if slices.Contains(params.Required, name) {
@@ -307,7 +329,6 @@ var (
 	capsRe    = regexp.MustCompile(`\b[A-Z][\p{L}'-]+(?:\s+[A-Z][\p{L}'-]+)*`)
 	fromRe    = regexp.MustCompile(`\bfrom\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
 	toRe      = regexp.MustCompile(`\b(?:to|for)\s+((?:[A-Z][\p{L}'-]*)(?:\s+[A-Z][\p{L}'-]*)*)`)
-	exprRe    = regexp.MustCompile(`(?:[-+*/%^().,×÷\d\s]|\b(?:sqrt|abs|min|max|pow|log|ln|sin|cos|tan|exp|pi)\b)+`)
 	listSepRe = regexp.MustCompile(`(?i),|;|\band then\b|\bthen\b|\band\b`)
 	bulletRe  = regexp.MustCompile(`(?m)^\s*(?:[-*•]|\d+[.)])\s+(.+?)\s*$`)
 )
@@ -334,7 +355,7 @@ func listItems(text string) []string {
 	return items
 }
 
-func extract(request, name string, p *schema.JSONSchema) (any, bool) {
+func extract(request, name string, p *schema.JSONSchema, known []string) (any, bool) {
 	if p == nil {
 		return nil, false
 	}
@@ -369,15 +390,11 @@ func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 		items := listItems(request)
 		return items, len(items) > 0
 	case "string", "":
-		if containsAny(about, "expression", "arithmetic", "formula") {
-			// The longest stretch of arithmetic in the request.
-			best := ""
-			for _, m := range exprRe.FindAllString(request, -1) {
-				if m = strings.Trim(m, " ,."); len(m) > len(best) && strings.ContainsAny(m, "0123456789") {
-					best = m
-				}
-			}
-			return best, best != ""
+		if isExpressionParam(name, p) {
+			// The longest stretch of arithmetic in the request, in
+			// symbols or in words.
+			e := expression(request)
+			return e, e != ""
 		}
 		if containsAny(about, "city", "location", "place", "country", "town", "destination", "where", "origin") {
 			// "from" and "to" (or origin and destination) take the place
@@ -401,6 +418,14 @@ func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 			}
 			return nil, false
 		}
+		if ws := words(about); slices.Contains(ws, "query") || slices.Contains(ws, "search") || strings.Contains(about, "look for") {
+			// What the request is about: its words, without those that
+			// describe the agents at hand ("research", "report"),
+			// which say what to do with it.
+			if q := topic(request, known); q != "" {
+				return q, true
+			}
+		}
 		if r := strings.TrimSpace(request); r != "" {
 			if containsAny(about, "answer", "response", "reply") {
 				return Label + " " + r, true // an answer the model gives, so it is labelled
@@ -409,6 +434,18 @@ func extract(request, name string, p *schema.JSONSchema) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// topic returns the words of request, as the request has them, that are
+// numbers, or content words not known; "" when none is left.
+func topic(request string, known []string) string {
+	var out []string
+	for _, w := range strings.FieldsFunc(request, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
+		if ws := words(w); len(ws) == 1 && !matchesAny(ws[0], known) || strings.Trim(w, "0123456789") == "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func containsAny(s string, subs ...string) bool {
@@ -439,12 +476,12 @@ func splitName(name string) string {
 	return b.String()
 }
 
-// words returns the content words of s: lower case, without common words,
-// a plural s dropped.
+// words returns the content words of s: lower case, without common words
+// and numbers, a plural s dropped.
 func words(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len(w) < 3 || stopWords[w] {
+		if len(w) < 2 || stopWords[w] || strings.Trim(w, "0123456789") == "" {
 			continue
 		}
 		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
@@ -455,8 +492,7 @@ func words(s string) []string {
 	return out
 }
 
-// overlap counts the words of a that match a word of b; words match when
-// one starts the other and the shorter has four letters or more.
+// overlap counts the words of a that match a word of b (matchesAny).
 func overlap(a, b []string) int {
 	n := 0
 	for _, x := range a {
@@ -478,9 +514,24 @@ func firstMatch(a, b []string) int {
 	return len(a)
 }
 
+// matchesAny reports whether x matches a word of b: the same word, or
+// words of four letters or more that share all but their last two letters
+// of the shorter and four at least (report and reports, write and writing,
+// calculate and calculation, summary and summarize).
 func matchesAny(x string, b []string) bool {
 	for _, y := range b {
-		if x == y || len(x) >= 4 && len(y) >= 4 && (strings.HasPrefix(x, y) || strings.HasPrefix(y, x)) {
+		if x == y {
+			return true
+		}
+		n := min(len(x), len(y))
+		if n < 4 {
+			continue
+		}
+		common := 0
+		for common < n && x[common] == y[common] {
+			common++
+		}
+		if common >= max(4, n-2) {
 			return true
 		}
 	}
@@ -496,7 +547,8 @@ var stopWords = func() map[string]bool {
 		there here some any all each every other another such only own same too very just also please tell
 		give get got show let make made know need want like use using used one two out over under again
 		answer answers question questions request requests agent agents help helps thing things something
-		anything everything way ways able good best better well today now`) {
+		anything everything way ways able good best better well today now say says said find look
+		is it of to in on an at be by do if me my no or so up us we am as he she his her him`) {
 		m[w] = true
 	}
 	return m

@@ -1,0 +1,89 @@
+package adk_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/a2amesh/a2amesh/adk"
+	"github.com/a2amesh/a2amesh/adk/model/modeltest"
+)
+
+// declaring is an agent of its own kind that declares skills.
+type declaring struct{ adk.Agent }
+
+func (declaring) Skills(context.Context) []adk.Skill {
+	return []adk.Skill{{ID: "own", Name: "Own"}}
+}
+
+func TestSkillsOf(t *testing.T) {
+	ctx := context.Background()
+	plain := newAgent(t, "Plain", "", "", modeltest.New())
+	if got := adk.SkillsOf(ctx, plain); got != nil {
+		t.Fatalf("a ChatModelAgent declares %v", got)
+	}
+	own := declaring{newAgent(t, "Own", "", "", modeltest.New())}
+	if got := adk.SkillsOf(ctx, own); len(got) != 1 || got[0].ID != "own" {
+		t.Fatalf("a declarer: %v", got)
+	}
+	// AgentWithOptions forwards what the wrapped agent declares ...
+	wrapped, err := adk.AgentWithOptions(ctx, own, adk.WithOutputKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adk.SkillsOf(ctx, wrapped); len(got) != 1 || got[0].ID != "own" {
+		t.Fatalf("wrapped: %v", got)
+	}
+	// ... unless WithSkills says otherwise, in place.
+	given := []adk.Skill{{ID: "a", Name: "A", Tags: []string{"t"}, Examples: []string{"do a"}}, {ID: "b", Name: "B"}}
+	opt := adk.WithSkills(given...)
+	given[0].ID = "changed after" // WithSkills keeps its own copy
+	if _, err := adk.AgentWithOptions(ctx, wrapped, opt); err != nil {
+		t.Fatal(err)
+	}
+	if got := adk.SkillsOf(ctx, wrapped); len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
+		t.Fatalf("WithSkills: %v", got)
+	}
+	if _, err := adk.AgentWithOptions(ctx, wrapped, adk.WithSkills()); err != nil {
+		t.Fatal(err)
+	}
+	if got := adk.SkillsOf(ctx, wrapped); len(got) != 0 {
+		t.Fatalf("WithSkills() clears: %v", got)
+	}
+}
+
+// The transfer instruction lists each target's skills under it, sub-agents
+// and caller agents alike, in the format TransferTargetsHeader documents.
+func TestTransferInstructionListsSkills(t *testing.T) {
+	ctx := context.Background()
+	m := modeltest.New(answer("done"))
+	weather, err := adk.AgentWithOptions(ctx, newAgent(t, "WeatherAgent", "Answers\nweather questions", "", modeltest.New()),
+		adk.WithSkills(adk.Skill{ID: "weather", Name: "Weather lookup", Description: "Looks up the weather  of a city",
+			Tags: []string{"weather", " rain "}, Examples: []string{`What's the "weather" in Oslo?`, "Is it raining\nin Rome?"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := newAgent(t, "ChatAgent", "Chats", "", modeltest.New())
+	root, err := adk.SetSubAgents(ctx, newAgent(t, "Router", "", "You route.", m), []adk.Agent{weather, chat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: root}).Query(ctx, "hi",
+		adk.WithCallerAgents(adk.CallerAgent{Name: "Billing", Description: "Bills", Skills: []adk.Skill{{ID: "invoice"}}})))
+	want := "You route.\n\n" +
+		"You work in a team of agents. Answer the request yourself when it fits what you do. " +
+		"When another agent's description or skills fit it better, call transfer_to_agent with that agent's name, and write nothing else.\n" +
+		adk.TransferTargetsHeader + "\n" +
+		"- WeatherAgent: Answers weather questions\n" +
+		`  Skill "Weather lookup": Looks up the weather of a city` + "\n" +
+		"    Tags: weather, rain\n" +
+		`    Examples: "What's the \"weather\" in Oslo?", "Is it raining\nin Rome?"` + "\n" +
+		"- ChatAgent: Chats\n" +
+		"- Billing: Bills\n" +
+		`  Skill "invoice"`
+	if got := m.Calls()[0].Input[0].Content; got != want {
+		t.Fatalf("instruction\n%s\nwant\n%s", got, want)
+	}
+	if tools := m.Calls()[0].Tools; len(tools) != 1 || tools[0].Name != adk.TransferToAgentToolName {
+		t.Fatalf("tools %v", tools)
+	}
+}
