@@ -58,7 +58,7 @@ FUZZ_TARGETS := \
 	./bridge:FuzzFromPlain \
 	./bridge:FuzzMetaAppendJSON \
 	./bridge:FuzzSplitOwner \
-	./tools/calc:FuzzEval
+	./adk/tool/calc:FuzzEval
 
 fuzz-seed:
 	@for t in $(FUZZ_TARGETS); do \

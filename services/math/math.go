@@ -9,7 +9,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/tool"
-	"github.com/a2amesh/a2amesh/tools/calc"
+	"github.com/a2amesh/a2amesh/adk/tool/calc"
 )
 
 // Config configures the math agent.

@@ -12,7 +12,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/tool"
 	"github.com/a2amesh/a2amesh/services/research"
-	"github.com/a2amesh/a2amesh/tools/calc"
+	"github.com/a2amesh/a2amesh/adk/tool/calc"
 )
 
 // Config configures the planner agent.

@@ -13,7 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/tool"
-	"github.com/a2amesh/a2amesh/tools/search"
+	"github.com/a2amesh/a2amesh/adk/tool/search"
 )
 
 // Config configures the research agent.

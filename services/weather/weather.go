@@ -10,7 +10,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/tool"
-	"github.com/a2amesh/a2amesh/tools/weather"
+	"github.com/a2amesh/a2amesh/adk/tool/weather"
 )
 
 // Config configures the weather agent.

@@ -11,7 +11,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/tool"
-	"github.com/a2amesh/a2amesh/tools/ask"
+	"github.com/a2amesh/a2amesh/adk/tool/ask"
 )
 
 // Config configures the writer agent.

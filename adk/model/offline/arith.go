@@ -10,7 +10,7 @@ import (
 // people write arithmetic with become the symbols of an expression, so
 // that "what is seven times eight" reads "what is 7 * 8" and "12 percent
 // of 250" reads "12% of 250" (an expression evaluator that takes % after
-// a number as a percentage, like tools/calc, evaluates it).
+// a number as a percentage, like adk/tool/calc, evaluates it).
 
 // numberWord is a number spelled out, and what kind of word it is.
 type numberWord struct {

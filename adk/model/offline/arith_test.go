@@ -8,11 +8,11 @@ import (
 
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/adk/schema"
-	"github.com/a2amesh/a2amesh/tools/calc"
+	"github.com/a2amesh/a2amesh/adk/tool/calc"
 )
 
 // Arithmetic in words or symbols becomes the expression argument of a tool
-// that takes one, and tools/calc evaluates it to the value meant.
+// that takes one, and adk/tool/calc evaluates it to the value meant.
 func TestArithmeticArguments(t *testing.T) {
 	ctx := context.Background()
 	info, err := calc.Tool().Info(ctx)

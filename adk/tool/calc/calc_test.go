@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2amesh/a2amesh/tools/calc"
+	"github.com/a2amesh/a2amesh/adk/tool/calc"
 )
 
 func TestEval(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/a2amesh/a2amesh/tools/weather"
+	"github.com/a2amesh/a2amesh/adk/tool/weather"
 )
 
 func TestWeather(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/a2amesh/a2amesh"
-	"github.com/a2amesh/a2amesh/tools/search"
+	"github.com/a2amesh/a2amesh/adk/tool/search"
 )
 
 func TestSearch(t *testing.T) {
