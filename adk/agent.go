@@ -38,7 +38,7 @@ type Agent interface {
 
 // OnSubAgents is implemented by agents that need to know where they sit in
 // an agent tree: ChatModelAgent uses it to offer transfer_to_agent. The
-// methods are called by SetSubAgents and AgentWithOptions before any run.
+// methods are called by SetSubAgents and AgentWithConfig before any run.
 type OnSubAgents interface {
 	OnSetSubAgents(ctx context.Context, subAgents []Agent) error
 	OnSetAsSubAgent(ctx context.Context, parent Agent) error

@@ -41,34 +41,33 @@ type HistoryEntry struct {
 // HistoryRewriter turns an agent's history into its input messages.
 type HistoryRewriter func(ctx context.Context, entries []*HistoryEntry) ([]*schema.Message, error)
 
-// WithOutputKey stores the agent's answer, the text of its last assistant
-// message, in the session value key when the agent ends; any agent, a
-// remote one too. (ChatModelAgentConfig.OutputKey does it for a
-// ChatModelAgent's own answer.)
-func WithOutputKey(key string) AgentOption {
-	return AgentOption{func(a *flowAgent) { a.outputKey = key }}
-}
-
-// AgentOption configures an agent's place in an agent tree; see
-// AgentWithOptions.
-type AgentOption struct{ apply func(*flowAgent) }
-
-// WithDisallowTransferToParent keeps the agent from transferring back to
-// the agent that transferred to it.
-func WithDisallowTransferToParent() AgentOption {
-	return AgentOption{func(a *flowAgent) { a.disallowParent = true }}
-}
-
-// WithHistoryRewriter replaces how the agent's input is made from the run's
-// history. By default the run's input comes first, then every message the
-// agents before it produced: its own as they were, other agents' as user
-// messages that say "For context: [Agent] said ...", marked as context
-// (ContextMessageKey). The messages h makes are taken as they are: one that
-// retells another agent's message is context only if h marks it, whatever
-// its text says, so UserRequest and the offline model take an unmarked
-// "For context: ..." message for the person's words.
-func WithHistoryRewriter(h HistoryRewriter) AgentOption {
-	return AgentOption{func(a *flowAgent) { a.rewriter = h }}
+// AgentConfig configures an agent's place in an agent tree; see
+// AgentWithConfig. A zero field leaves that aspect as it is.
+type AgentConfig struct {
+	// OutputKey, when set, stores the agent's answer, the text of its last
+	// assistant message, in that session value when the agent ends; any
+	// agent, a remote one too. (ChatModelAgentConfig.OutputKey does it for
+	// a ChatModelAgent's own answer.)
+	OutputKey string
+	// DisallowTransferToParent keeps the agent from transferring back to
+	// the agent that transferred to it.
+	DisallowTransferToParent bool
+	// HistoryRewriter, when set, replaces how the agent's input is made
+	// from the run's history. By default the run's input comes first, then
+	// every message the agents before it produced: its own as they were,
+	// other agents' as user messages that say "For context: [Agent] said
+	// ...", marked as context (ContextMessageKey). The messages a rewriter
+	// makes are taken as they are: one that retells another agent's
+	// message is context only if the rewriter marks it, whatever its text
+	// says, so UserRequest and the offline model take an unmarked "For
+	// context: ..." message for the person's words.
+	HistoryRewriter HistoryRewriter
+	// Skills, when not nil, are what the agent declares, in place of what
+	// it declares itself (an empty, non-nil slice: none): the transfer
+	// instructions of the agents that can transfer to it list them, and
+	// an A2A card made for it (bridge.Card) carries them. The agent keeps
+	// its own copy.
+	Skills []Skill
 }
 
 // emitFunc receives the events of a run on the run's goroutine.
@@ -99,7 +98,7 @@ type flowAgent struct {
 	// own (AgentWithDeterministicTransferTo).
 	transferTo []string
 	outputKey  string
-	skills     []Skill // WithSkills, when skillsSet
+	skills     []Skill // AgentConfig.Skills, when skillsSet
 	skillsSet  bool
 }
 
@@ -113,17 +112,22 @@ func toFlowAgent(ctx context.Context, ag Agent) *flowAgent {
 	return &flowAgent{agent: ag, name: ag.Name(ctx), desc: ag.Description(ctx)}
 }
 
-// AgentWithOptions returns agent configured by opts. When agent came from
-// SetSubAgents, AgentWithOptions or a workflow constructor, the options
-// apply to it in place, keeping its place in its tree.
-func AgentWithOptions(ctx context.Context, agent Agent, opts ...AgentOption) (Agent, error) {
+// AgentWithConfig returns agent configured by cfg. When agent came from
+// SetSubAgents, AgentWithConfig or a workflow constructor, cfg applies to
+// it in place, keeping its place in its tree.
+func AgentWithConfig(ctx context.Context, agent Agent, cfg AgentConfig) (Agent, error) {
 	fa := toFlowAgent(ctx, agent)
 	wasDisallowed := fa.disallowParent
-	for _, o := range opts {
-		if o.apply != nil {
-			o.apply(fa)
-		}
+	if cfg.OutputKey != "" {
+		fa.outputKey = cfg.OutputKey
 	}
+	if cfg.HistoryRewriter != nil {
+		fa.rewriter = cfg.HistoryRewriter
+	}
+	if cfg.Skills != nil {
+		fa.skills, fa.skillsSet = slices.Clone(cfg.Skills), true
+	}
+	fa.disallowParent = fa.disallowParent || cfg.DisallowTransferToParent
 	if fa.disallowParent && !wasDisallowed {
 		if on, ok := fa.agent.(OnSubAgents); ok {
 			if err := on.OnDisallowTransferToParent(ctx); err != nil {

@@ -6,7 +6,7 @@ import "github.com/a2amesh/a2amesh/adk/schema"
 // message: a user message that retells, for the agent reading it, what
 // another agent said or did ("For context: [RouterAgent] said: ...").
 // Its value is the name of the agent whose message it retells, a string.
-// An agent's default input (see WithHistoryRewriter) marks every message it
+// An agent's default input (see AgentConfig.HistoryRewriter) marks every message it
 // rewrites so; a HistoryRewriter that retells other agents' messages
 // should mark them too, or they count as the person's words.
 //

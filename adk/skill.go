@@ -2,7 +2,6 @@ package adk
 
 import (
 	"context"
-	"slices"
 )
 
 // Skill is one thing an agent declares it does, as an A2A card's skill
@@ -23,7 +22,7 @@ type SkillDeclarer interface {
 	Skills(ctx context.Context) []Skill
 }
 
-// SkillsOf returns the skills agent declares: those WithSkills gave it, or
+// SkillsOf returns the skills agent declares: those AgentConfig.Skills gave it, or
 // else what it declares itself (a SkillDeclarer, such as a remote agent
 // declaring its card's skills); nil when it declares none. The caller must
 // not modify them.
@@ -34,16 +33,7 @@ func SkillsOf(ctx context.Context, agent Agent) []Skill {
 	return nil
 }
 
-// WithSkills makes skills what the agent declares, in place of what the
-// agent itself declares (none to clear them): the transfer instructions of
-// the agents that can transfer to it list them, and an A2A card made for
-// it (bridge.Card) carries them.
-func WithSkills(skills ...Skill) AgentOption {
-	skills = slices.Clone(skills)
-	return AgentOption{func(a *flowAgent) { a.skills, a.skillsSet = skills, true }}
-}
-
-// Skills returns the skills WithSkills gave the agent, or else those of
+// Skills returns the skills AgentConfig.Skills gave the agent, or else those of
 // the agent it wraps.
 func (a *flowAgent) Skills(ctx context.Context) []Skill {
 	if a.skillsSet {

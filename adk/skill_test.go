@@ -25,29 +25,35 @@ func TestSkillsOf(t *testing.T) {
 	if got := adk.SkillsOf(ctx, own); len(got) != 1 || got[0].ID != "own" {
 		t.Fatalf("a declarer: %v", got)
 	}
-	// AgentWithOptions forwards what the wrapped agent declares ...
-	wrapped, err := adk.AgentWithOptions(ctx, own, adk.WithOutputKey("k"))
+	// AgentWithConfig forwards what the wrapped agent declares ...
+	wrapped, err := adk.AgentWithConfig(ctx, own, adk.AgentConfig{OutputKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := adk.SkillsOf(ctx, wrapped); len(got) != 1 || got[0].ID != "own" {
 		t.Fatalf("wrapped: %v", got)
 	}
-	// ... unless WithSkills says otherwise, in place.
+	// ... unless its Skills say otherwise, in place.
 	given := []adk.Skill{{ID: "a", Name: "A", Tags: []string{"t"}, Examples: []string{"do a"}}, {ID: "b", Name: "B"}}
-	opt := adk.WithSkills(given...)
-	given[0].ID = "changed after" // WithSkills keeps its own copy
-	if _, err := adk.AgentWithOptions(ctx, wrapped, opt); err != nil {
+	if _, err := adk.AgentWithConfig(ctx, wrapped, adk.AgentConfig{Skills: given}); err != nil {
 		t.Fatal(err)
 	}
+	given[0].ID = "changed after" // the agent keeps its own copy
 	if got := adk.SkillsOf(ctx, wrapped); len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
-		t.Fatalf("WithSkills: %v", got)
+		t.Fatalf("Skills: %v", got)
 	}
-	if _, err := adk.AgentWithOptions(ctx, wrapped, adk.WithSkills()); err != nil {
+	// A config without skills leaves them; an empty list clears them.
+	if _, err := adk.AgentWithConfig(ctx, wrapped, adk.AgentConfig{OutputKey: "k2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := adk.SkillsOf(ctx, wrapped); len(got) != 2 {
+		t.Fatalf("Skills after a config without skills: %v", got)
+	}
+	if _, err := adk.AgentWithConfig(ctx, wrapped, adk.AgentConfig{Skills: []adk.Skill{}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := adk.SkillsOf(ctx, wrapped); len(got) != 0 {
-		t.Fatalf("WithSkills() clears: %v", got)
+		t.Fatalf("an empty Skills clears: %v", got)
 	}
 }
 
@@ -56,9 +62,9 @@ func TestSkillsOf(t *testing.T) {
 func TestTransferInstructionListsSkills(t *testing.T) {
 	ctx := context.Background()
 	m := modeltest.New(answer("done"))
-	weather, err := adk.AgentWithOptions(ctx, newAgent(t, "WeatherAgent", "Answers\nweather questions", "", modeltest.New()),
-		adk.WithSkills(adk.Skill{ID: "weather", Name: "Weather lookup", Description: "Looks up the weather  of a city",
-			Tags: []string{"weather", " rain "}, Examples: []string{`What's the "weather" in Oslo?`, "Is it raining\nin Rome?"}}))
+	weather, err := adk.AgentWithConfig(ctx, newAgent(t, "WeatherAgent", "Answers\nweather questions", "", modeltest.New()),
+		adk.AgentConfig{Skills: []adk.Skill{{ID: "weather", Name: "Weather lookup", Description: "Looks up the weather  of a city",
+			Tags: []string{"weather", " rain "}, Examples: []string{`What's the "weather" in Oslo?`, "Is it raining\nin Rome?"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

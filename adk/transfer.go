@@ -146,7 +146,7 @@ type DeterministicTransferConfig struct {
 // assistant message that calls transfer_to_agent and the result
 // "successfully transferred to agent [name]" with the transfer action, as
 // if its model had asked for it. It holds for resumed runs too. When
-// cfg.Agent came from SetSubAgents, AgentWithOptions or a workflow
+// cfg.Agent came from SetSubAgents, AgentWithConfig or a workflow
 // constructor, the transfer is set on it in place.
 func AgentWithDeterministicTransferTo(ctx context.Context, cfg *DeterministicTransferConfig) Agent {
 	fa := toFlowAgent(ctx, cfg.Agent)

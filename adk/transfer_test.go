@@ -170,7 +170,7 @@ func TestTransferBackToParent(t *testing.T) {
 func TestDisallowTransferToParent(t *testing.T) {
 	ctx := context.Background()
 	weatherModel := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"RouterAgent"}`))
-	w, err := adk.AgentWithOptions(ctx, newAgent(t, "WeatherAgent", "weather", "", weatherModel), adk.WithDisallowTransferToParent())
+	w, err := adk.AgentWithConfig(ctx, newAgent(t, "WeatherAgent", "weather", "", weatherModel), adk.AgentConfig{DisallowTransferToParent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func TestHistoryRewriter(t *testing.T) {
 	router := modeltest.New(callTool(adk.TransferToAgentToolName, `{"agent_name":"WeatherAgent"}`))
 	weatherModel := modeltest.New(answer("sunny"))
 	var seen []*adk.HistoryEntry
-	w, err := adk.AgentWithOptions(ctx, newAgent(t, "WeatherAgent", "weather", "", weatherModel),
-		adk.WithHistoryRewriter(func(_ context.Context, entries []*adk.HistoryEntry) ([]*schema.Message, error) {
+	w, err := adk.AgentWithConfig(ctx, newAgent(t, "WeatherAgent", "weather", "", weatherModel),
+		adk.AgentConfig{HistoryRewriter: func(_ context.Context, entries []*adk.HistoryEntry) ([]*schema.Message, error) {
 			seen = entries
 			return []*schema.Message{schema.UserMessage("only this")}, nil
-		}))
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

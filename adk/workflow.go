@@ -93,7 +93,7 @@ func newWorkflow(ctx context.Context, name, desc string, subAgents []Agent, mode
 		if s == nil {
 			continue // setSubAgents reports it
 		}
-		step, err := AgentWithOptions(ctx, toFlowAgent(ctx, s), WithDisallowTransferToParent())
+		step, err := AgentWithConfig(ctx, toFlowAgent(ctx, s), AgentConfig{DisallowTransferToParent: true})
 		if err != nil {
 			return nil, err
 		}

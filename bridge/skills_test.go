@@ -29,8 +29,8 @@ func TestCardSkills(t *testing.T) {
 		[]a2a.AgentSkill{{ID: "Plain", Name: "Plain", Description: "does plain things", Tags: []string{"adk"}}}) {
 		t.Fatalf("skills of an agent that declares none: %+v", got)
 	}
-	declaring, err := adk.AgentWithOptions(ctx, agent(t, "InvoiceAgent", "Answers billing questions", modeltest.New()),
-		adk.WithSkills(invoiceSkills...))
+	declaring, err := adk.AgentWithConfig(ctx, agent(t, "InvoiceAgent", "Answers billing questions", modeltest.New()),
+		adk.AgentConfig{Skills: invoiceSkills})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ func TestCallerSkillsCrossTheWire(t *testing.T) {
 	ctx := context.Background()
 	m := modeltest.New(answer("done"))
 	url := serveAgent(t, agent(t, "RouterAgent", "Routes requests", m))
-	invoices, err := adk.AgentWithOptions(ctx, agent(t, "InvoiceAgent", "Answers billing questions", modeltest.New()),
-		adk.WithSkills(invoiceSkills...))
+	invoices, err := adk.AgentWithConfig(ctx, agent(t, "InvoiceAgent", "Answers billing questions", modeltest.New()),
+		adk.AgentConfig{Skills: invoiceSkills})
 	if err != nil {
 		t.Fatal(err)
 	}

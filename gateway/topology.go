@@ -245,7 +245,7 @@ func (b *builder) node(ctx context.Context, n *Node) (adk.Agent, error) {
 		}
 		var out adk.Agent = a
 		if n.DisallowTransferToParent {
-			if out, err = adk.AgentWithOptions(ctx, out, adk.WithDisallowTransferToParent()); err != nil {
+			if out, err = adk.AgentWithConfig(ctx, out, adk.AgentConfig{DisallowTransferToParent: true}); err != nil {
 				return nil, err
 			}
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/tool"
-	"github.com/a2amesh/a2amesh/services/research"
 	"github.com/a2amesh/a2amesh/adk/tool/calc"
+	"github.com/a2amesh/a2amesh/services/research"
 )
 
 // Config configures the planner agent.
@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.AgentWithOptions(ctx, pe, adk.WithSkills(skill()))
+	return adk.AgentWithConfig(ctx, pe, adk.AgentConfig{Skills: []adk.Skill{skill()}})
 }
 
 // skill is what the agent declares it does, on its card and to the agents

@@ -42,7 +42,7 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skill()))
+	return adk.AgentWithConfig(ctx, a, adk.AgentConfig{Skills: []adk.Skill{skill()}})
 }
 
 // Tool returns the agent's search tool, search_docs, over corpus (nil:

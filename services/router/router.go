@@ -33,7 +33,7 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := adk.AgentWithOptions(ctx, cm, adk.WithSkills(skill()))
+	r, err := adk.AgentWithConfig(ctx, cm, adk.AgentConfig{Skills: []adk.Skill{skill()}})
 	if err != nil || len(cfg.Agents) == 0 {
 		return r, err
 	}

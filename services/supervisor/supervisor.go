@@ -43,7 +43,7 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.AgentWithOptions(ctx, team, adk.WithSkills(skill()))
+	return adk.AgentWithConfig(ctx, team, adk.AgentConfig{Skills: []adk.Skill{skill()}})
 }
 
 // skill is what the agent declares it does, on its card and to the agents

@@ -36,7 +36,7 @@ func New(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.AgentWithOptions(ctx, a, adk.WithSkills(skill()))
+	return adk.AgentWithConfig(ctx, a, adk.AgentConfig{Skills: []adk.Skill{skill()}})
 }
 
 // skill is what the agent declares it does, on its card and to the agents

@@ -72,7 +72,7 @@ func acmeAgents(t *testing.T, m *offline.Model) []adk.Agent {
 	ctx := context.Background()
 	var out []adk.Agent
 	for _, a := range acme {
-		ag, err := adk.AgentWithOptions(ctx, newTestAgent(t, a.name, a.desc, "", m), adk.WithSkills(a.skills...))
+		ag, err := adk.AgentWithConfig(ctx, newTestAgent(t, a.name, a.desc, "", m), adk.AgentConfig{Skills: a.skills})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestRoutesToTheBestFit(t *testing.T) {
 	ctx := context.Background()
 	m := offline.New()
 	agent := func(name, desc string, skills ...adk.Skill) adk.Agent {
-		a, err := adk.AgentWithOptions(ctx, newTestAgent(t, name, desc, "", m), adk.WithSkills(skills...))
+		a, err := adk.AgentWithConfig(ctx, newTestAgent(t, name, desc, "", m), adk.AgentConfig{Skills: skills})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg *Config) (adk.Agent, error) {
 	}
 	// Whatever the executor is (a ChatModelAgent here, an agent in another
 	// process), it is asked for the next step and its answer is recorded.
-	executor, err := adk.AgentWithOptions(ctx, cfg.Executor, adk.WithHistoryRewriter(stepInput), adk.WithOutputKey(ExecutedStepKey))
+	executor, err := adk.AgentWithConfig(ctx, cfg.Executor, adk.AgentConfig{HistoryRewriter: stepInput, OutputKey: ExecutedStepKey})
 	if err != nil {
 		return nil, err
 	}
