@@ -227,13 +227,14 @@ func (m *mesh) stopNATS() {
 	}
 }
 
-// args are the flags of a process of the mesh: checkpoints in the mesh's
-// directory unless extra puts the state on NATS (which keeps them there,
-// and refuses --data-dir).
+// args are the flags of a process of the mesh: task events published to
+// the mesh's NATS, the state in memory with checkpoints in the mesh's
+// directory, unless extra puts the state on NATS (which keeps the
+// checkpoints there too, and refuses --data-dir).
 func (m *mesh) args(addr string, extra ...string) []string {
 	args := []string{"--addr", addr, "--nats", m.nats, "--log-level", "warn", "--wait", "60s"}
-	if !slices.Contains(extra, "nats") {
-		args = append(args, "--data-dir", m.dir)
+	if !slices.Contains(extra, "--state") {
+		args = append(args, "--state", "memory", "--data-dir", m.dir)
 	}
 	return append(args, extra...)
 }

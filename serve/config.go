@@ -16,8 +16,9 @@ type State string
 
 const (
 	// StateMemory keeps them in the process (checkpoints in DataDir when it
-	// is set): fast, and gone when the process ends. With NATS.URL set,
-	// every task event is also published to the mesh's events stream.
+	// is set): fast, and gone when the process ends. With NATS.URL set
+	// too, every task event is also published to the mesh's events
+	// stream (for watching the mesh), and nothing else is on NATS.
 	StateMemory State = "memory"
 	// StateNATS keeps them on JetStream at NATS.URL, under the agent's
 	// name: durable, and shared by the agent's replicas, so that any of
@@ -46,7 +47,9 @@ type Config struct {
 	// name on its card (a gateway presents a composition as the mesh).
 	Name, Description string
 
-	// State is where tasks live; empty means StateMemory.
+	// State is where tasks live. Empty means StateNATS when NATS.URL is
+	// set (a server given NATS keeps its state there, durable and shared
+	// by its replicas), else StateMemory.
 	State State
 	// NATS connects the server to a NATS server.
 	NATS NATS
@@ -106,6 +109,17 @@ type NATS struct {
 	EventsPerTask int
 }
 
+// state is the State c means: State, or its default.
+func (c *Config) state() State {
+	switch {
+	case c.State != "":
+		return c.State
+	case c.NATS.URL != "":
+		return StateNATS
+	}
+	return StateMemory
+}
+
 // ConfigError reports a Config field that cannot be used as given.
 type ConfigError struct {
 	// Field is the field, as in Go ("NATS.Heartbeat").
@@ -139,10 +153,7 @@ func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 // meaningful. New calls it; commands call it to stop before they wait
 // for anything.
 func (c *Config) Check() error {
-	state := c.State
-	if state == "" {
-		state = StateMemory
-	}
+	state := c.state()
 	switch {
 	case state != StateMemory && state != StateNATS:
 		return &ConfigError{Field: "State", Needs: fmt.Sprintf("%q is neither %q nor %q", c.State, StateMemory, StateNATS)}

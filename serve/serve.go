@@ -252,7 +252,7 @@ func (c *Config) commitDelay() time.Duration {
 	switch {
 	case c.CommitDelay < 0:
 		return 0
-	case c.CommitDelay == 0 && c.State == StateNATS:
+	case c.CommitDelay == 0 && c.state() == StateNATS:
 		return natsstore.CommitDelay
 	}
 	return c.CommitDelay

@@ -30,13 +30,15 @@ func TestConfigCheck(t *testing.T) {
 		field string // "" when the config is usable
 	}{
 		{"zero", serve.Config{}, ""},
-		{"memory with events on NATS", serve.Config{NATS: serve.NATS{URL: url, EventsMaxAge: time.Hour, EventsPerTask: 10}}, ""},
+		{"memory with events on NATS", serve.Config{State: serve.StateMemory, NATS: serve.NATS{URL: url, EventsMaxAge: time.Hour, EventsPerTask: 10}}, ""},
+		{"state on NATS, implied by its URL", serve.Config{NATS: serve.NATS{URL: url, Heartbeat: time.Second}}, ""},
 		{"state on NATS", serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: url, Heartbeat: time.Second, TasksMaxAge: time.Hour}}, ""},
 		{"checkpoints in a directory", serve.Config{DataDir: "/tmp/x"}, ""},
 		{"unknown state", serve.Config{State: "disk"}, "State"},
 		{"state on NATS without a URL", serve.Config{State: serve.StateNATS}, "State"},
 		{"data dir with the state on NATS", serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: url}, DataDir: "/tmp/x"}, "DataDir"},
-		{"heartbeat in memory", serve.Config{NATS: serve.NATS{URL: url, Heartbeat: time.Second}}, "NATS.Heartbeat"},
+		{"heartbeat in memory", serve.Config{State: serve.StateMemory, NATS: serve.NATS{URL: url, Heartbeat: time.Second}}, "NATS.Heartbeat"},
+		{"data dir with the state on NATS implied", serve.Config{NATS: serve.NATS{URL: url}, DataDir: "/tmp/x"}, "DataDir"},
 		{"tasks max age in memory", serve.Config{NATS: serve.NATS{TasksMaxAge: time.Hour}}, "NATS.TasksMaxAge"},
 		{"events max age without NATS", serve.Config{NATS: serve.NATS{EventsMaxAge: time.Hour}}, "NATS.EventsMaxAge"},
 		{"events per task without NATS", serve.Config{NATS: serve.NATS{EventsPerTask: 5}}, "NATS.EventsPerTask"},

@@ -44,7 +44,7 @@ type state struct {
 // JetStream under the agent's name, so that its replicas share them.
 func openState(ctx context.Context, cfg *Config, service, agent string, log *slog.Logger) (*state, error) {
 	st := &state{kind: StateMemory, retention: cfg.retention(), close: func() {}}
-	if cfg.State == StateNATS {
+	if cfg.state() == StateNATS {
 		st.kind = StateNATS
 		nc, js, err := natsstore.Connect(cfg.NATS.URL, service, log)
 		if err != nil {

@@ -84,7 +84,7 @@ func serveAgent(ctx context.Context, name string, args []string, make func(conte
 	if err != nil {
 		return err
 	}
-	s, err := serve.New(ctx, agent, serve.Config{Addr: *addr, NATS: serve.NATS{URL: *natsURL}, Retention: *retention, Logger: log})
+	s, err := serve.New(ctx, agent, serve.Config{Addr: *addr, State: serve.StateMemory, NATS: serve.NATS{URL: *natsURL}, Retention: *retention, Logger: log})
 	if err != nil {
 		return err
 	}

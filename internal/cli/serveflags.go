@@ -47,11 +47,11 @@ var flagOf = map[string]string{
 
 // needsOf says, for each field, what to add to the command line.
 var needsOf = map[string]string{
-	"NATS.Heartbeat":     "applies only with --state nats; add --state nats (and --nats URL) or drop it",
-	"NATS.TasksMaxAge":   "applies only with --state nats; add --state nats (and --nats URL) or drop it",
+	"NATS.Heartbeat":     "applies only with the state on NATS; add --nats URL (without --state memory) or drop it",
+	"NATS.TasksMaxAge":   "applies only with the state on NATS; add --nats URL (without --state memory) or drop it",
 	"NATS.EventsMaxAge":  "applies only with --nats; add --nats URL or drop it",
 	"NATS.EventsPerTask": "applies only with --nats; add --nats URL or drop it",
-	"DataDir":            "applies only with --state memory (with --state nats checkpoints are on JetStream); drop one",
+	"DataDir":            "applies only with the state in memory (on NATS the checkpoints are on JetStream); add --state memory or drop it",
 }
 
 // DefineServe defines the serving flags on f, listening on addr by default.
@@ -61,9 +61,9 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		addr:      f.String("addr", addr, "address to listen on"),
 		publicURL: f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
 		nats: f.StringEnv("nats", "NATS_URL", "",
-			"NATS server: task events are published to it (for `a2amesh watch`), and with --state nats the state lives there (empty: none)"),
-		state: f.StringEnv("state", "A2AMESH_STATE", "memory",
-			"where tasks, their events, webhooks and checkpoints live: memory (this process) or nats (JetStream on --nats, durable and shared by the agent's replicas)"),
+			"NATS server: the state lives there unless --state memory, and every task event is published to it (for `a2amesh watch`) (empty: none)"),
+		state: f.StringEnv("state", "A2AMESH_STATE", "",
+			"where tasks, their events, webhooks and checkpoints live: memory (this process; with --nats, events are also published there) or nats (JetStream on --nats, durable and shared by the agent's replicas) (default: nats with --nats, else memory)"),
 		dataDir: f.StringEnv("data-dir", "A2AMESH_DATA_DIR", "",
 			"with --state memory: directory for checkpoints of interrupted tasks, so they survive a restart (empty: in memory)"),
 		retention: f.Duration("retention", serve.DefaultRetention, "how long finished tasks are kept, and a conversation after its last turn"),
@@ -133,7 +133,7 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 			if needs == "" {
 				needs = ce.Needs
 			}
-			if ce.Field == "State" && c.State == serve.StateNATS {
+			if ce.Field == "State" && c.State == serve.StateNATS && c.NATS.URL == "" {
 				flag, needs = "--state nats", "needs --nats URL (or NATS_URL)"
 			}
 			if ce.Err != nil {
