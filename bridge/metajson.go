@@ -336,6 +336,9 @@ func (e *eventMeta) AppendJSON(dst []byte) ([]byte, error) {
 	if e == nil {
 		return append(dst, "null"...), nil
 	}
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, e)
+	}
 	if e.Action != nil || len(e.CustomizedOutput) > 0 || !plainEncodable(e.Message) {
 		return fastjson.AppendReflect(dst, e)
 	}
@@ -359,6 +362,9 @@ func (e *eventMeta) AppendJSON(dst []byte) ([]byte, error) {
 func (r *runMeta) AppendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
+	}
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, r)
 	}
 	plain := len(r.Resume) == 0
 	for _, m := range r.Input {
@@ -413,6 +419,9 @@ func (r *runMeta) AppendJSON(dst []byte) ([]byte, error) {
 func (r *resultMeta) AppendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
+	}
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, r)
 	}
 	if r.Interrupt != nil {
 		return fastjson.AppendReflect(dst, r)
