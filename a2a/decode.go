@@ -28,23 +28,26 @@ func Unmarshal(data []byte, v any) error {
 	case *TaskArtifactUpdateEvent:
 		return unmarshal(data, x, readArtifactUpdate)
 	}
-	return json.Unmarshal(data, v)
+	return fastjson.Unmarshal(data, v)
 }
 
 // unmarshal reads data into a fresh T with read, and when the fast path
 // declines, with encoding/json.
 func unmarshal[T any](data []byte, dst *T, read func(*fastjson.Reader, *T)) error {
-	r := fastjson.New(data)
-	var v T
-	read(&r, &v)
-	if !r.End() {
-		var slow T
-		if err := json.Unmarshal(data, &slow); err != nil {
-			return err
+	if fastjson.Enabled {
+		r := fastjson.New(data)
+		var v T
+		read(&r, &v)
+		if r.End() {
+			*dst = v
+			return nil
 		}
-		v = slow
 	}
-	*dst = v
+	var slow T
+	if err := fastjson.Unmarshal(data, &slow); err != nil {
+		return err
+	}
+	*dst = slow
 	return nil
 }
 

@@ -16,6 +16,9 @@ import (
 // encoding/json writes with HTML escaping off, without reflection; other
 // values go through encoding/json.
 func AppendJSON(dst []byte, v any) ([]byte, error) {
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, v)
+	}
 	switch x := v.(type) {
 	case *Task:
 		return appendTask(dst, x)

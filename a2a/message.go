@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
 // Role identifies the sender of a message.
@@ -172,7 +174,42 @@ func (p *Part) Kind() PartKind {
 
 // MarshalJSON encodes the part with exactly one content member. A Data
 // that is non-nil but empty is an error: it is not JSON.
-func (p Part) MarshalJSON() ([]byte, error) { return appendPart(nil, &p) }
+func (p Part) MarshalJSON() ([]byte, error) {
+	if !fastjson.Enabled {
+		return marshalPart(&p)
+	}
+	return appendPart(nil, &p)
+}
+
+// partEncode is the JSON of a Part, for builds without the fast paths.
+type partEncode struct {
+	Text      *string         `json:"text,omitempty"`
+	Raw       *[]byte         `json:"raw,omitempty"`
+	URL       *string         `json:"url,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Filename  string          `json:"filename,omitempty"`
+	MediaType string          `json:"mediaType,omitempty"`
+	Metadata  map[string]any  `json:"metadata,omitempty"`
+}
+
+// marshalPart writes what appendPart writes, with the build's codec.
+func marshalPart(p *Part) ([]byte, error) {
+	e := partEncode{Filename: p.Filename, MediaType: p.MediaType, Metadata: p.Metadata}
+	switch p.Kind() {
+	case PartKindText:
+		e.Text = &p.Text
+	case PartKindRaw:
+		e.Raw = &p.Raw
+	case PartKindURL:
+		e.URL = &p.URL
+	case PartKindData:
+		if len(p.Data) == 0 {
+			return nil, fmt.Errorf("json: error calling MarshalJSON for type a2a.Part: data part holds no JSON")
+		}
+		e.Data = p.Data
+	}
+	return fastjson.Marshal(nil, &e)
+}
 
 type partDecode struct {
 	Text      *string         `json:"text"`
@@ -189,7 +226,7 @@ type partDecode struct {
 // ProtoJSON allows.
 func (p *Part) UnmarshalJSON(b []byte) error {
 	var d partDecode
-	if err := json.Unmarshal(b, &d); err != nil {
+	if err := fastjson.Unmarshal(b, &d); err != nil {
 		return err
 	}
 	*p = Part{Filename: d.Filename, MediaType: d.MediaType, Metadata: d.Metadata}

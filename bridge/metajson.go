@@ -420,6 +420,9 @@ func (e *eventMeta) AppendJSON(dst []byte) ([]byte, error) {
 	if e == nil {
 		return append(dst, "null"...), nil
 	}
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, e)
+	}
 	if e.Action != nil || len(e.CustomizedOutput) > 0 || !plainEncodable(e.Message) {
 		return fastjson.AppendReflect(dst, e)
 	}
@@ -443,6 +446,9 @@ func (e *eventMeta) AppendJSON(dst []byte) ([]byte, error) {
 func (r *runMeta) AppendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
+	}
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, r)
 	}
 	plain := len(r.Resume) == 0
 	for _, m := range r.Input {
@@ -501,6 +507,9 @@ func (r *runMeta) AppendJSON(dst []byte) ([]byte, error) {
 func (r *resultMeta) AppendJSON(dst []byte) ([]byte, error) {
 	if r == nil {
 		return append(dst, "null"...), nil
+	}
+	if !fastjson.Enabled {
+		return fastjson.Marshal(dst, r)
 	}
 	if r.Interrupt != nil {
 		return fastjson.AppendReflect(dst, r)

@@ -144,14 +144,16 @@ func metaValue[T any](m map[string]any, key string) (T, bool, error) {
 	if t, ok := raw.(T); ok {
 		return t, true, nil
 	}
-	if t, ok := fromPlain[T](raw); ok {
-		return t, true, nil
+	if fastjson.Enabled {
+		if t, ok := fromPlain[T](raw); ok {
+			return t, true, nil
+		}
 	}
 	b, err := fastjson.AppendAny(nil, raw)
 	if err != nil {
 		return v, false, fmt.Errorf("metadata %s: %w", key, err)
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := fastjson.Unmarshal(b, &v); err != nil {
 		return v, false, fmt.Errorf("metadata %s: %w", key, err)
 	}
 	return v, true, nil

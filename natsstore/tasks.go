@@ -320,7 +320,7 @@ func decodeRecord(data []byte) (uint64, *a2a.Task, error) {
 	seq, raw, ok := readRecord(data)
 	if !ok {
 		var rec record
-		if err := json.Unmarshal(data, &rec); err != nil {
+		if err := fastjson.Unmarshal(data, &rec); err != nil {
 			return 0, nil, fmt.Errorf("decode: %w", err)
 		}
 		seq, raw = rec.Seq, rec.Task
@@ -339,6 +339,9 @@ func decodeRecord(data []byte) (uint64, *a2a.Task, error) {
 // List decodes a whole namespace per call; it reports false for anything
 // else, which encoding/json then reads or rejects.
 func readRecord(data []byte) (seq uint64, task []byte, ok bool) {
+	if !fastjson.Enabled {
+		return 0, nil, false
+	}
 	r := fastjson.New(data)
 	if !r.Open('{') {
 		return 0, nil, false

@@ -485,6 +485,12 @@ type Response struct {
 // that ID and Result alias data.
 func DecodeResponse(data []byte) (Response, error) {
 	var resp Response
+	if !fastjson.Enabled {
+		if err := fastjson.Unmarshal(data, &resp); err != nil {
+			return Response{}, err
+		}
+		return resp, nil
+	}
 	r := fastjson.New(data)
 	if r.Open('{') {
 		var seen uint32

@@ -76,6 +76,9 @@ type Appender interface {
 // float64, bools, nil) and Appenders are written directly; anything else
 // goes through encoding/json.
 func AppendAny(dst []byte, v any) ([]byte, error) {
+	if !Enabled {
+		return Marshal(dst, v)
+	}
 	var err error
 	switch x := v.(type) {
 	case Appender:
