@@ -11,8 +11,8 @@ import (
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/tool"
-	"github.com/a2amesh/a2amesh/services/research"
 	"github.com/a2amesh/a2amesh/adk/tool/calc"
+	"github.com/a2amesh/a2amesh/services/research"
 )
 
 // Config configures the planner agent.
