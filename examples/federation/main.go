@@ -193,12 +193,12 @@ func invoiceAgent(ctx context.Context) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.AgentWithOptions(ctx, agent, adk.WithSkills(adk.Skill{
+	return adk.AgentWithConfig(ctx, agent, adk.AgentConfig{Skills: []adk.Skill{{
 		ID: "invoice-status", Name: "Invoice status",
 		Description: "Looks up a customer invoice by its number: the amount, the due date and whether it is paid",
 		Tags:        []string{"billing", "invoice", "payment", "paid", "amount", "due"},
 		Examples:    []string{"Is invoice 2001 paid?", "How much is invoice 1042?", "When is invoice 2001 due?"},
-	}))
+	}}})
 }
 
 // shippingAgent is the logistics team's agent, made the same way: a tool
@@ -226,10 +226,10 @@ func shippingAgent(ctx context.Context) (adk.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adk.AgentWithOptions(ctx, agent, adk.WithSkills(adk.Skill{
+	return adk.AgentWithConfig(ctx, agent, adk.AgentConfig{Skills: []adk.Skill{{
 		ID: "parcel-tracking", Name: "Parcel tracking",
 		Description: "Tracks a parcel by its tracking number: where it is now and when it will be delivered",
 		Tags:        []string{"shipping", "parcel", "package", "delivery", "tracking", "shipment"},
 		Examples:    []string{"Track parcel 7788", "When will package 7788 arrive?", "Has shipment 5531 been delivered?"},
-	}))
+	}}})
 }
