@@ -38,7 +38,6 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.CloseIdleConnections()
 	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "Hello!")})
 	if err != nil {
 		log.Fatal(err)
@@ -46,7 +45,10 @@ func ExampleNew() {
 	task := res.(*a2a.Task)
 	fmt.Println(c.Card().Name, task.Status.State, task.Artifacts[0].Text())
 
-	cancel() // a graceful shutdown
+	// A graceful shutdown: open requests may finish (an idle keep-alive
+	// connection holds it up to Config.ShutdownGrace, so close ours).
+	c.CloseIdleConnections()
+	cancel()
 	if err := <-served; err != nil {
 		log.Fatal(err)
 	}
