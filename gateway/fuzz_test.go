@@ -1,0 +1,34 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/a2amesh/a2amesh/deploy"
+)
+
+// FuzzParseTopology: a topology file is written by a person; whatever it
+// holds, ParseTopology returns a topology that passes Check or an error,
+// and never panics.
+func FuzzParseTopology(f *testing.F) {
+	f.Add(deploy.Topology)
+	for _, s := range []string{
+		"version: 1\nagents: {a: 'http://127.0.0.1:1/'}\nentry: {agent: a}\n",
+		"version: 1\nagents: {a: x, b: y}\nentry: {sequential: {name: S, steps: [{agent: a}, {loop: {name: L, steps: [{agent: b}], maxIterations: 2}}]}}",
+		"version: 1\nagents: {a: x}\nentry: {supervisor: {supervisor: {agent: a}, subAgents: [{agent: a}]}}",
+		"version: 1\nagents: {a: x}\nentry: {planExecute: {name: P, executor: {agent: a}}}",
+		"version: 1\nentry: {agent: a, subAgents: [{agent: a, subAgents: [{}]}]}",
+		"{\"version\":1,\"entry\":{\"parallel\":{\"name\":\"p\",\"steps\":[null]}}}",
+		"version: [", "&a [*a, *a]", "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		top, err := ParseTopology(b)
+		if err != nil {
+			return
+		}
+		if err := top.Check(); err != nil {
+			t.Fatalf("ParseTopology accepted a topology Check refuses: %v", err)
+		}
+	})
+}
