@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/adk/tool"
@@ -13,11 +14,24 @@ import (
 // runs agent on the request alone, in a run of its own that shares the
 // caller's session values, and returns its final message; a run that
 // fails returns the failure to the model.
+//
+// The tool is named after the agent. Its description is the agent's; when
+// the agent declares skills (SkillsOf), the description is on one line and
+// the skills follow on lines of their own, as a transfer instruction lists
+// them under an agent (TransferTargetsHeader), so that a model chooses
+// the tool by what the agent declares, as it chooses whom to transfer to.
 func NewAgentTool(ctx context.Context, agent Agent) tool.Tool {
 	fa := toFlowAgent(ctx, agent)
+	desc := fa.desc
+	if skills := SkillsOf(ctx, fa); len(skills) > 0 {
+		var b strings.Builder
+		b.WriteString(oneLine(desc))
+		writeSkills(&b, skills)
+		desc = b.String()
+	}
 	return &agentTool{agent: fa, info: &schema.ToolInfo{
 		Name: fa.name,
-		Desc: fa.desc,
+		Desc: desc,
 		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{
 			"request": {Type: "string", Description: "what to ask " + fa.name},
 		}),

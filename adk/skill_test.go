@@ -93,3 +93,35 @@ func TestTransferInstructionListsSkills(t *testing.T) {
 		t.Fatalf("tools %v", tools)
 	}
 }
+
+// An agent used as a tool describes itself with its skills, in the lines
+// the transfer instruction lists them with; without skills, its
+// description is the agent's.
+func TestAgentToolListsSkills(t *testing.T) {
+	ctx := context.Background()
+	weather, err := adk.AgentWithConfig(ctx, newAgent(t, "WeatherAgent", "Answers\nweather questions", "", modeltest.New()),
+		adk.AgentConfig{Skills: []adk.Skill{{ID: "weather", Name: "Weather lookup", Description: "Looks up the weather of a city",
+			Tags: []string{"weather", "rain"}, Examples: []string{"What's the weather in Oslo?"}}, {ID: "forecast"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		agent adk.Agent
+		want  string
+	}{
+		{weather, "Answers weather questions\n" +
+			`  Skill "Weather lookup": Looks up the weather of a city` + "\n" +
+			"    Tags: weather, rain\n" +
+			`    Examples: "What's the weather in Oslo?"` + "\n" +
+			`  Skill "forecast"`},
+		{newAgent(t, "ChatAgent", "Chats\ncasually", "", modeltest.New()), "Chats\ncasually"},
+	} {
+		info, err := adk.NewAgentTool(ctx, tc.agent).Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Desc != tc.want {
+			t.Errorf("%s: description\n%s\nwant\n%s", info.Name, info.Desc, tc.want)
+		}
+	}
+}

@@ -49,34 +49,40 @@ func transferInstruction(targets []CallerAgent) string {
 	b.WriteString(TransferTargetsHeader)
 	for _, t := range targets {
 		fmt.Fprintf(&b, "\n- %s: %s", t.Name, oneLine(t.Description))
-		for _, s := range t.Skills {
-			name := s.Name
-			if name == "" {
-				name = s.ID
-			}
-			b.WriteString("\n" + skillPrefix + strconv.Quote(oneLine(name)))
-			if d := oneLine(s.Description); d != "" {
-				b.WriteString(": " + d)
-			}
-			var tags []string
-			for _, tag := range s.Tags {
-				if tag = oneLine(tag); tag != "" {
-					tags = append(tags, tag)
-				}
-			}
-			if len(tags) > 0 {
-				b.WriteString("\n" + tagsPrefix + strings.Join(tags, ", "))
-			}
-			if len(s.Examples) > 0 {
-				quoted := make([]string, len(s.Examples))
-				for i, e := range s.Examples {
-					quoted[i] = strconv.Quote(e)
-				}
-				b.WriteString("\n" + examplesPrefix + strings.Join(quoted, ", "))
-			}
-		}
+		writeSkills(&b, t.Skills)
 	}
 	return b.String()
+}
+
+// writeSkills writes the lines of skills, each on a line of its own after
+// a line break, as TransferTargetsHeader documents them under an agent.
+func writeSkills(b *strings.Builder, skills []Skill) {
+	for _, s := range skills {
+		name := s.Name
+		if name == "" {
+			name = s.ID
+		}
+		b.WriteString("\n" + skillPrefix + strconv.Quote(oneLine(name)))
+		if d := oneLine(s.Description); d != "" {
+			b.WriteString(": " + d)
+		}
+		var tags []string
+		for _, tag := range s.Tags {
+			if tag = oneLine(tag); tag != "" {
+				tags = append(tags, tag)
+			}
+		}
+		if len(tags) > 0 {
+			b.WriteString("\n" + tagsPrefix + strings.Join(tags, ", "))
+		}
+		if len(s.Examples) > 0 {
+			quoted := make([]string, len(s.Examples))
+			for i, e := range s.Examples {
+				quoted[i] = strconv.Quote(e)
+			}
+			b.WriteString("\n" + examplesPrefix + strings.Join(quoted, ", "))
+		}
+	}
 }
 
 // oneLine collapses the white space of s, line breaks included, into

@@ -198,7 +198,7 @@ entry: {planExecute: {name: TripPlanner, executor: {agent: math}, maxIterations:
 	last := evs[len(evs)-1]
 	text := last.Output.MessageOutput.Message.Content
 	if last.AgentName != "Replanner" || last.Action == nil || last.Action.BreakLoop == nil ||
-		!strings.Contains(text, "calculate 2 + 3: [offline model] 2 + 3 = 5") || !strings.Contains(text, "4 * 5 = 20") {
+		text != "[offline model] calculate 2 + 3: 2 + 3 = 5\ncalculate 4 * 5: 4 * 5 = 20" {
 		t.Fatalf("last %s", adktest.Describe(last))
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -23,11 +24,15 @@ type routingRow struct {
 	request string
 	agent   string
 	// steps are the plan a planner row must make.
-	steps []string
+	steps []step
 	// want are what the answer must say, case aside: the city, the
 	// result, the topic of the findings, the findings given.
 	want []string
 }
+
+// step is a step of a plan and the agent the planner's executor asks to
+// do it ("" for none: the executor answers the step itself).
+type step struct{ text, agent string }
 
 // routingRows are requests phrased the way people phrase them, for every
 // agent of the default mesh.
@@ -82,11 +87,19 @@ var routingRows = []routingRow{
 	{"Write a report on the offline model", "SupervisorAgent", nil, []string{"offline model"}},
 
 	{"Make a plan: calculate 15% of 80, then research checkpoints", "PlannerAgent",
-		[]string{"calculate 15% of 80", "research checkpoints"}, []string{"= 12", "checkpoint"}},
+		[]step{{"calculate 15% of 80", "MathAgent"}, {"research checkpoints", "ResearchAgent"}}, []string{"= 12", "checkpoint"}},
 	{"Plan these steps: research the gateway, then calculate 2 to the power of 10", "PlannerAgent",
-		[]string{"research the gateway", "calculate 2 to the power of 10"}, []string{"gateway", "= 1024"}},
+		[]step{{"research the gateway", "ResearchAgent"}, {"calculate 2 to the power of 10", "MathAgent"}}, []string{"gateway", "= 1024"}},
 	{"Plan: calculate 2 + 3, then calculate 4 * 5", "PlannerAgent",
-		[]string{"calculate 2 + 3", "calculate 4 * 5"}, []string{"= 5", "= 20"}},
+		[]step{{"calculate 2 + 3", "MathAgent"}, {"calculate 4 * 5", "MathAgent"}}, []string{"= 5", "= 20"}},
+	{"Plan a 3-step trip from Paris to Rome and compute the total cost of 120 + 80 + 45", "PlannerAgent",
+		[]step{{"Plan a 3-step trip from Paris to Rome", ""}, {"compute the total cost of 120 + 80 + 45", "MathAgent"}},
+		[]string{"= 245"}},
+	{"Plan my budget: add up the costs 1200 + 350 + 75, then research the gateway", "PlannerAgent",
+		[]step{{"add up the costs 1200 + 350 + 75", "MathAgent"}, {"research the gateway", "ResearchAgent"}},
+		[]string{"= 1625", "gateway"}},
+	{"Help me plan a party: invite 12 friends, then compute 12 times 15", "PlannerAgent",
+		[]step{{"invite 12 friends", ""}, {"compute 12 times 15", "MathAgent"}}, []string{"= 180"}},
 
 	{"Book me a flight to Rome", "", nil, nil},
 	{"Recommend a movie", "", nil, nil},
@@ -235,11 +248,42 @@ func routingCheck(t *testing.T, row routingRow, evs []*adk.AgentEvent) {
 	case "PlannerAgent":
 		plan := said["Planner"]
 		var numbered strings.Builder
+		var asked []string // the agents the executor asks, step by step
 		for i, s := range row.steps {
-			fmt.Fprintf(&numbered, "%d. %s\n", i+1, s)
+			fmt.Fprintf(&numbered, "%d. %s\n", i+1, s.text)
+			if s.agent != "" {
+				asked = append(asked, s.agent+" "+s.text)
+			}
 		}
 		if len(plan) != 1 || !strings.Contains(plan[0]+"\n", numbered.String()) {
 			fail("the plan %q, want the steps\n%s", plan, numbered.String())
+		}
+		// The executor hands each step to the agent whose skills fit it,
+		// the step as the request.
+		var calls []string
+		for _, ev := range evs {
+			if ev.AgentName == "Executor" && ev.Output != nil && ev.Output.MessageOutput != nil && ev.Output.MessageOutput.Message != nil {
+				for _, tc := range ev.Output.MessageOutput.Message.ToolCalls {
+					var args struct {
+						Request string `json:"request"`
+					}
+					if err := json.Unmarshal([]byte(tc.Function.Arguments), &args); err != nil {
+						fail("the executor calls %s with %s: %v", tc.Function.Name, tc.Function.Arguments, err)
+					}
+					calls = append(calls, tc.Function.Name+" "+args.Request)
+				}
+			}
+		}
+		if !slices.Equal(calls, asked) {
+			fail("the executor asked %q, want %q", calls, asked)
+		}
+		// The answer is built from the steps' results, not the replanner's
+		// prompt.
+		if strings.Contains(answer, "Every step is done") || strings.Contains(answer, "Respond with") {
+			fail("the answer repeats the replanner's prompt: %q", answer)
+		}
+		for _, s := range row.steps {
+			has("Replanner", answer, s.text)
 		}
 		has("Replanner", answer, row.want...)
 	}

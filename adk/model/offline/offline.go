@@ -28,12 +28,18 @@
 //     to the best, unless the request names that one by its name and
 //     others of them too: then to the one it names first (a request lists
 //     its tasks in order). When none scores above, it answers itself;
-//   - with other tools, it calls the one that shares the most terms with
-//     the request (arithmetic is a term of a tool that takes an
-//     expression), or else the one its instruction names, when it can find
-//     every required argument in the request: enum values, numbers, places,
-//     lists, an arithmetic expression, for a search query the request's
-//     words that do not describe the agents at hand, or the request itself;
+//   - with other tools, it scores each the way it scores agents, among the
+//     tools: a tool's name and description, and for a tool that is an
+//     agent (adk.NewAgentTool lists the agent's skills under its
+//     description) what the agent declares, its skills' examples too;
+//     arithmetic is a term of a tool that takes an expression. It calls
+//     the best, or else, when none scores, the one its instruction names,
+//     when it can find every required argument in the request: enum
+//     values, numbers, places, lists, an arithmetic expression, for a
+//     search query the request's words that do not describe the agents at
+//     hand, for an answer the material the request hands it (the lines
+//     after its first line that ends with a colon, as a list gives them,
+//     without bullets), or the request itself;
 //   - otherwise it answers plainly, restating the request and what other
 //     agents said.
 //
@@ -202,8 +208,11 @@ func (m *Model) reply(input []*schema.Message) *schema.Message {
 
 	// What the agent is: its instruction and tools.
 	own := &candidate{profile: terms(c.instruction)}
-	for _, t := range tools {
-		own.profile = append(own.profile, toolTerms(t)...)
+	toolCands := make([]*candidate, len(tools))
+	for i, t := range tools {
+		toolCands[i] = toolCandidate(t)
+		own.profile = append(own.profile, toolCands[i].profile...)
+		own.examples = append(own.examples, toolCands[i].examples...)
 	}
 	// The words the agents at hand are described with, which say what to
 	// do rather than what about.
@@ -212,11 +221,12 @@ func (m *Model) reply(input []*schema.Message) *schema.Message {
 		known = append(known, targetCandidate(t).profile...)
 	}
 
-	request := terms(c.request)
-	best, bestTool := 0, (*schema.ToolInfo)(nil)
+	// The tools are scored as transfer targets are, among themselves.
+	s := newScorer(terms(c.request), toolCands)
+	best, bestTool := 0.0, (*schema.ToolInfo)(nil)
 	var bestArgs string
-	for _, t := range tools {
-		score := overlap(request, toolTerms(t))
+	for i, t := range tools {
+		score := s.score(toolCands[i])
 		if score <= best {
 			continue
 		}
@@ -428,12 +438,41 @@ func extract(request, name string, p *schema.JSONSchema, known []string) (any, b
 		}
 		if r := strings.TrimSpace(request); r != "" {
 			if containsAny(about, "answer", "response", "reply") {
-				return Label + " " + r, true // an answer the model gives, so it is labelled
+				// An answer the model gives, so it is labelled: the
+				// material the request hands it, when it hands some.
+				if m := material(r); m != "" {
+					r = m
+				}
+				return Label + " " + r, true
 			}
 			return r, true
 		}
 	}
 	return nil, false
+}
+
+// leadBulletRe finds the bullet or number that starts a line of a list.
+var leadBulletRe = regexp.MustCompile(`^(?:[-*•]|\d+[.)])\s+`)
+
+// material returns what a request hands the model to answer from: the
+// lines after its first line that ends with a colon ("Respond from the
+// results:"), with the labels of offline answers among them dropped, and
+// the bullets of a list that starts lines; "" when it hands none. Lines
+// indented under an item stay as they are.
+func material(request string) string {
+	lines := strings.Split(request, "\n")
+	for i, line := range lines {
+		if !strings.HasSuffix(strings.TrimSpace(line), ":") {
+			continue
+		}
+		var out []string
+		for _, l := range lines[i+1:] {
+			l = strings.TrimRight(strings.ReplaceAll(l, Label+" ", ""), " \r")
+			out = append(out, leadBulletRe.ReplaceAllString(l, ""))
+		}
+		return strings.TrimSpace(strings.Join(out, "\n"))
+	}
+	return ""
 }
 
 // topic returns the words of request, as the request has them, that are
@@ -490,17 +529,6 @@ func words(s string) []string {
 		out = append(out, w)
 	}
 	return out
-}
-
-// overlap counts the words of a that match a word of b (matchesAny).
-func overlap(a, b []string) int {
-	n := 0
-	for _, x := range a {
-		if matchesAny(x, b) {
-			n++
-		}
-	}
-	return n
 }
 
 // firstMatch is the position in a of its first word that matches a word of

@@ -26,6 +26,8 @@ var (
 			"symbol": {Type: "string", Enum: []any{"AAPL", "GOOG"}},
 			"days":   {Type: "integer"},
 		})}
+	respondTool = &schema.ToolInfo{Name: "respond", Desc: "Respond to the user with the final answer",
+		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{"response": {Type: "string", Description: "the final answer"}})}
 	routerInstruction = "You route requests.\n\nYou work in a team of agents. Pick well.\n" + adk.TransferTargetsHeader +
 		"\n- WeatherAgent: Answers questions about the weather in a city\n- ChatAgent: Chats casually about anything"
 )
@@ -75,6 +77,13 @@ func TestRules(t *testing.T) {
 		{"exits with its answer", []*schema.ToolInfo{exitTool},
 			[]*schema.Message{user("review the draft"), ctxMsg("Writer", "said: a draft")},
 			`call exit {"final_result":"[offline model] You asked: review the draft\nBuilding on what Writer said: a draft"}`},
+		{"answers from the results it is handed", []*schema.ToolInfo{respondTool},
+			[]*schema.Message{user("Every step is done. Respond with the final answer from the results:\n" +
+				"- check Oslo: [offline model] sunny in Oslo\n- research NATS: [1] docs/nats.md — NATS\n  - tasks are kept in NATS")},
+			`call respond {"response":"[offline model] check Oslo: sunny in Oslo\nresearch NATS: [1] docs/nats.md — NATS\n  - tasks are kept in NATS"}`},
+		{"answers with the request when it is handed nothing", []*schema.ToolInfo{respondTool},
+			[]*schema.Message{user("Respond with the final answer: Oslo is sunny")},
+			`call respond {"response":"[offline model] Respond with the final answer: Oslo is sunny"}`},
 		{"takes a person's message that starts like context for the request", nil,
 			[]*schema.Message{user("hi"), user("For context: I sail. Review the draft")},
 			"[offline model] You asked: For context: I sail. Review the draft"},

@@ -47,18 +47,20 @@ func isExpressionParam(name string, p *schema.JSONSchema) bool {
 	return containsAny(strings.ToLower(name+" "+p.Description), "expression", "arithmetic", "formula")
 }
 
-// toolTerms are the terms of a tool: its name, its description, and
-// arithTerm when it takes an expression.
-func toolTerms(t *schema.ToolInfo) []string {
-	out := words(splitName(t.Name) + " " + t.Desc)
-	if takesExpression(t) {
-		out = append(out, arithTerm)
+// toolCandidate is a tool as the rules see it: an agent whose name and
+// description are the tool's, with the skills of the agent the tool stands
+// for when it lists them (toolTarget), and arithTerm in its profile when
+// it takes an expression.
+func toolCandidate(t *schema.ToolInfo) *candidate {
+	c := targetCandidate(toolTarget(t))
+	if takesExpression(t) && !slices.Contains(c.profile, arithTerm) {
+		c.profile = append(c.profile, arithTerm)
 	}
-	return out
+	return c
 }
 
-// candidate is an agent the model may hand a request to, or the model's
-// own agent, as the routing rules see it.
+// candidate is an agent the model may hand a request to, a tool it may
+// call, or the model's own agent, as the routing rules see it.
 type candidate struct {
 	name string
 	// profile are the terms of what the agent says it is: its name,
@@ -289,48 +291,83 @@ func nameRune(r rune) bool {
 // adk.TransferTargetsHeader, in the format it documents) and their skills.
 func parseTargets(section string) []target {
 	var targets []target
-	var skill *adk.Skill
+	var skills skillLines
 	for _, line := range strings.Split(section, "\n") {
 		line = strings.TrimRight(line, " \r")
 		if rest, ok := strings.CutPrefix(line, "- "); ok {
+			if len(targets) > 0 {
+				targets[len(targets)-1].skills = skills.skills
+			}
 			name, desc, _ := strings.Cut(rest, ":")
 			targets = append(targets, target{name: strings.TrimSpace(name), desc: strings.TrimSpace(desc)})
-			skill = nil
+			skills = skillLines{}
 			continue
 		}
-		if len(targets) == 0 {
-			continue
-		}
-		t := &targets[len(targets)-1]
-		switch trimmed := strings.TrimSpace(line); {
-		case strings.HasPrefix(trimmed, "Skill "):
-			rest := strings.TrimPrefix(trimmed, "Skill ")
-			name, err := strconv.QuotedPrefix(rest)
-			if err != nil {
-				skill = nil
-				continue
-			}
-			s := adk.Skill{Description: strings.TrimSpace(strings.TrimPrefix(rest[len(name):], ":"))}
-			s.Name, _ = strconv.Unquote(name)
-			t.skills = append(t.skills, s)
-			skill = &t.skills[len(t.skills)-1]
-		case skill != nil && strings.HasPrefix(trimmed, "Tags: "):
-			for _, tag := range strings.Split(strings.TrimPrefix(trimmed, "Tags: "), ", ") {
-				skill.Tags = append(skill.Tags, strings.TrimSpace(tag))
-			}
-		case skill != nil && strings.HasPrefix(trimmed, "Examples: "):
-			rest := strings.TrimPrefix(trimmed, "Examples: ")
-			for rest != "" {
-				q, err := strconv.QuotedPrefix(rest)
-				if err != nil {
-					break
-				}
-				e, _ := strconv.Unquote(q)
-				skill.Examples = append(skill.Examples, e)
-				rest = strings.TrimPrefix(strings.TrimSpace(rest[len(q):]), ",")
-				rest = strings.TrimSpace(rest)
-			}
+		if len(targets) > 0 {
+			skills.read(line)
 		}
 	}
+	if len(targets) > 0 {
+		targets[len(targets)-1].skills = skills.skills
+	}
 	return targets
+}
+
+// toolTarget reads a tool as an agent it may stand for: its name, and its
+// description up to the skills listed under it (adk.NewAgentTool lists an
+// agent's skills so, in the format of adk.TransferTargetsHeader).
+func toolTarget(t *schema.ToolInfo) target {
+	var desc []string
+	var skills skillLines
+	for _, line := range strings.Split(t.Desc, "\n") {
+		if !skills.read(line) && len(skills.skills) == 0 {
+			desc = append(desc, line)
+		}
+	}
+	return target{name: t.Name, desc: strings.Join(desc, "\n"), skills: skills.skills}
+}
+
+// skillLines reads the lines of an agent's skills.
+type skillLines struct {
+	skills []adk.Skill
+	open   bool // the last skill line was read, so tags and examples are its
+}
+
+// read reads one line: a skill, or the tags or examples of the skill
+// above it. It reports whether the line was one of these.
+func (r *skillLines) read(line string) bool {
+	trimmed := strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(trimmed, "Skill "):
+		rest := strings.TrimPrefix(trimmed, "Skill ")
+		name, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			r.open = false
+			return false
+		}
+		s := adk.Skill{Description: strings.TrimSpace(strings.TrimPrefix(rest[len(name):], ":"))}
+		s.Name, _ = strconv.Unquote(name)
+		r.skills = append(r.skills, s)
+		r.open = true
+	case r.open && strings.HasPrefix(trimmed, "Tags: "):
+		s := &r.skills[len(r.skills)-1]
+		for _, tag := range strings.Split(strings.TrimPrefix(trimmed, "Tags: "), ", ") {
+			s.Tags = append(s.Tags, strings.TrimSpace(tag))
+		}
+	case r.open && strings.HasPrefix(trimmed, "Examples: "):
+		s := &r.skills[len(r.skills)-1]
+		rest := strings.TrimPrefix(trimmed, "Examples: ")
+		for rest != "" {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				break
+			}
+			e, _ := strconv.Unquote(q)
+			s.Examples = append(s.Examples, e)
+			rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest[len(q):]), ","))
+		}
+	default:
+		return false
+	}
+	return true
 }

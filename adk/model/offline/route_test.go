@@ -3,12 +3,16 @@ package offline_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/supervisor"
+	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/adk/tool"
+	"github.com/a2amesh/a2amesh/adk/tool/calc"
 	"github.com/a2amesh/a2amesh/internal/adktest"
 )
 
@@ -221,5 +225,122 @@ func TestInstructionOrder(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%q with %q: transfers %v, want %v", tc.request, tc.instruction, got, tc.want)
 		}
+	}
+}
+
+// toolCall returns the tool the model calls for request with tools, and
+// its arguments; "" when it answers.
+func toolCall(t *testing.T, tools []*schema.ToolInfo, request string) (name, args string) {
+	t.Helper()
+	m, err := offline.New().WithTools(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := m.Generate(context.Background(), []*schema.Message{
+		schema.SystemMessage("You carry out a task with your tools."), schema.UserMessage(request)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.ToolCalls) == 0 {
+		return "", ""
+	}
+	return msg.ToolCalls[0].Function.Name, msg.ToolCalls[0].Function.Arguments
+}
+
+// infos returns the tools' infos.
+func infos(t *testing.T, tools ...tool.Tool) []*schema.ToolInfo {
+	t.Helper()
+	var out []*schema.ToolInfo
+	for _, tl := range tools {
+		info, err := tl.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// Agents given as tools (adk.NewAgentTool) are chosen by what they
+// declare, as transfer targets are: the requests that go to an agent by
+// transfer call that agent's tool.
+func TestChoosesAgentToolsBySkills(t *testing.T) {
+	ctx := context.Background()
+	var tools []tool.Tool
+	for _, a := range acmeAgents(t, offline.New()) {
+		tools = append(tools, adk.NewAgentTool(ctx, a))
+	}
+	all := infos(t, tools...)
+	for _, tc := range acmeRoutes {
+		name, args := toolCall(t, all, tc.request)
+		if name != tc.want {
+			t.Errorf("%q called %q, want %q", tc.request, name, tc.want)
+		}
+		if name != "" && args != `{"request":`+strconv.Quote(tc.request)+`}` {
+			t.Errorf("%q: arguments %s", tc.request, args)
+		}
+	}
+}
+
+// A step of a plan that asks for arithmetic with words no agent's name or
+// description has goes to the agent whose skills show arithmetic, which
+// works it out; plain tools are chosen as before beside agent tools.
+func TestArithmeticGoesToTheMathAgentTool(t *testing.T) {
+	ctx := context.Background()
+	m := offline.New()
+	declare := func(a adk.Agent, s adk.Skill) adk.Agent {
+		t.Helper()
+		a, err := adk.AgentWithConfig(ctx, a, adk.AgentConfig{Skills: []adk.Skill{s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	mathAgent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+		Name: "MathAgent", Description: "Calculates: arithmetic and math expressions",
+		Instruction: "You calculate with the calculate tool.", Model: m,
+		ToolsConfig: adk.ToolsConfig{Tools: []tool.Tool{calc.Tool()}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mathTool := adk.NewAgentTool(ctx, declare(mathAgent, adk.Skill{ID: "calculate", Name: "Calculate",
+		Description: "Works out arithmetic written in symbols or in words", Tags: []string{"math", "arithmetic"},
+		Examples: []string{"What is (17 + 25) * 3?", "How much is 12 percent of 250?"}}))
+	researchTool := adk.NewAgentTool(ctx, declare(newTestAgent(t, "ResearchAgent", "Researches a topic in the docs", "", m),
+		adk.Skill{ID: "research", Name: "Research the documents", Tags: []string{"research", "docs", "search"},
+			Examples: []string{"Research checkpoints", "What do the docs say about the gateway?"}}))
+	weather, err := tool.FromFunc("get_weather", "Get the current weather of a city",
+		func(_ context.Context, in struct {
+			City string `json:"city" desc:"the city"`
+		}) (string, error) {
+			return "sunny in " + in.City, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := infos(t, researchTool, mathTool, weather)
+	for _, tc := range []struct{ request, want string }{
+		{"compute the total cost of 120 + 80 + 45", `MathAgent {"request":"compute the total cost of 120 + 80 + 45"}`},
+		{"work out the sum of 250 and 175", `MathAgent {"request":"work out the sum of 250 and 175"}`},
+		{"research the gateway", `ResearchAgent {"request":"research the gateway"}`},
+		{"What's the weather in Lisbon?", `get_weather {"city":"Lisbon"}`},
+		{"Plan a 3-step trip from Paris to Rome", " "},
+	} {
+		if name, args := toolCall(t, tools, tc.request); name+" "+args != tc.want {
+			t.Errorf("%q: called %s %s, want %s", tc.request, name, args, tc.want)
+		}
+	}
+
+	// The agent tool works it out.
+	assistant, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "Executor", Model: m,
+		Instruction: "You carry out a task with your tools.",
+		ToolsConfig: adk.ToolsConfig{Tools: []tool.Tool{researchTool, mathTool, weather}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: assistant}).Query(ctx, "compute the total cost of 120 + 80 + 45"))
+	if last := adktest.Describe(evs[len(evs)-1]); last != `Executor [Executor] says "[offline model] 120 + 80 + 45 = 245"` {
+		t.Fatalf("the answer %s in\n  %s", last, strings.Join(adktest.DescribeAll(evs), "\n  "))
 	}
 }

@@ -88,9 +88,8 @@ func ExampleNew() {
 	// Executor calls get_weather {"city":"Oslo"}
 	// Executor got from get_weather: sunny in Oslo
 	// Executor: [offline model] sunny in Oslo
-	// Replanner: [offline model] Every step is done. Respond with the final answer from the results:
-	// - Check the weather in Lisbon: [offline model] sunny in Lisbon
-	// - check the weather in Oslo: [offline model] sunny in Oslo
+	// Replanner: [offline model] Check the weather in Lisbon: sunny in Lisbon
+	// check the weather in Oslo: sunny in Oslo
 	// done: Check the weather in Lisbon => [offline model] sunny in Lisbon
 	// done: check the weather in Oslo => [offline model] sunny in Oslo
 }

@@ -58,7 +58,7 @@ var (
 		Name: RespondToolName,
 		Desc: "Respond to the user with the final answer once the objective is reached.",
 		Params: schema.ObjectSchema(map[string]*schema.JSONSchema{
-			"response": {Type: "string", Description: "the final answer"},
+			"response": {Type: "string", Description: "the final answer to the objective, built from the results of the steps"},
 		}),
 	}
 )
@@ -190,7 +190,10 @@ func NewExecutor(ctx context.Context, cfg *ExecutorConfig) (adk.Agent, error) {
 }
 
 // stepInput is the executor's input: where the plan stands, then the step
-// to do now.
+// to do now as a message of its own, so that the step is the request the
+// executor's model reads and hands on (to an agent it calls as a tool, a
+// plain A2A agent in the executor's place), with no words about the plan
+// around it.
 func stepInput(ctx context.Context, _ []*adk.HistoryEntry) ([]*schema.Message, error) {
 	plan, _ := adk.SessionValue[Plan](ctx, PlanKey)
 	if len(plan.Steps) == 0 {
@@ -198,8 +201,8 @@ func stepInput(ctx context.Context, _ []*adk.HistoryEntry) ([]*schema.Message, e
 	}
 	done, _ := adk.SessionValue[[]ExecutedStep](ctx, ExecutedStepsKey)
 	return []*schema.Message{
-		schema.UserMessage(situation(objective(ctx, nil), plan, done)),
-		schema.UserMessage("Do this step now: " + plan.Steps[0]),
+		schema.UserMessage(situation(objective(ctx, nil), plan, done) + "\n\nCarry out the next step now; the next message is that step."),
+		schema.UserMessage(plan.Steps[0]),
 	}, nil
 }
 
@@ -258,7 +261,7 @@ func (r *replanner) Run(ctx context.Context, input *adk.AgentInput, _ ...adk.Age
 		m, ask := r.both, "Revise the plan if the results require it. These steps remain:\n"+bullets(remaining.Steps)+
 			"\nCall "+PlanToolName+" with the steps that remain, or "+RespondToolName+" if the objective is reached."
 		if len(remaining.Steps) == 0 {
-			m, ask = r.only, "Every step is done. Respond with the final answer from the results:\n"+results(done)
+			m, ask = r.only, "Every step is done. Respond with the final answer to the objective, built from the results of the steps:\n"+results(done)
 		}
 		msgs := []*schema.Message{
 			schema.SystemMessage(r.instruction),
@@ -377,10 +380,19 @@ func bullets(steps []string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// results lists the steps done and their results, a result of several
+// lines indented under its step so that the list stays one item a step.
 func results(done []ExecutedStep) string {
 	var b strings.Builder
 	for _, d := range done {
-		b.WriteString("- " + d.Step + ": " + d.Result + "\n")
+		lines := strings.Split(strings.TrimSpace(d.Result), "\n")
+		b.WriteString("- " + d.Step + ": " + lines[0] + "\n")
+		for _, l := range lines[1:] {
+			if strings.TrimSpace(l) != "" {
+				l = "  " + l
+			}
+			b.WriteString(l + "\n")
+		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
