@@ -53,7 +53,6 @@ func ExampleNew() {
 	fmt.Println(text)
 	// Output:
 	// Planner > Executor > Replanner > Executor > Replanner
-	// [offline model] Every step is done. Respond with the final answer from the results:
-	// - calculate 2 + 3: [offline model] 2 + 3 = 5
-	// - calculate 4 * 5: [offline model] 4 * 5 = 20
+	// [offline model] calculate 2 + 3: 2 + 3 = 5
+	// calculate 4 * 5: 4 * 5 = 20
 }
