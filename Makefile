@@ -82,13 +82,15 @@ fuzz: fuzz-seed
 # what acknowledged JetStream writes alone cost (a2aload state); memory at
 # default flags under sustained and hostile load (a2aload soak). See
 # docs/benchmarks.md.
+# The echo comparisons run every server at Go's default GOGC (a2amesh
+# services run at 200 otherwise, cli.TuneProcess), as the peers do.
 bench: build
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 5 . | tee ../bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
-	bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
+	GOGC=100 bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
-	bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
+	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
 
 build:
 	@mkdir -p bin
