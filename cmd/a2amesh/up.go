@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,9 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topology := f.String("topology", "", "mesh topology for the gateway (empty: deploy/topology.yaml, on the agents' addresses)")
 	if err := f.Parse(args); err != nil {
 		return err
+	}
+	if *natsURL != "" && f.Given("nats-port") {
+		return errors.New("--nats-port: applies only to the in-process NATS server, which --nats replaces; drop one")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil)) // restarts, at warn
 	dir, err := filepath.Abs(*dataDir)

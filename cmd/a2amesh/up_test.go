@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -129,5 +130,14 @@ func TestMeshAddrs(t *testing.T) {
 	}
 	if len(seen) != len(meshServices())+1 {
 		t.Fatalf("base 0: %v", addrs)
+	}
+}
+
+// A flag that does nothing with the others given stops up at once.
+func TestUpFlagPairs(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	err := up(context.Background(), []string{"--nats", "nats://127.0.0.1:4222", "--nats-port", "4333"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--nats-port") {
+		t.Fatalf("up --nats --nats-port = %v, want an error naming --nats-port", err)
 	}
 }
