@@ -37,21 +37,34 @@ type ServeFlags struct {
 	Wait *time.Duration
 }
 
-// flagOf names the flag of each serve.Config field.
-var flagOf = map[string]string{
-	"State": "--state", "DataDir": "--data-dir", "PushAllow": "--push-allow", "Retention": "--retention",
-	"NATS.Heartbeat": "--heartbeat", "NATS.TasksMaxAge": "--tasks-max-age", "NATS.EventsMaxAge": "--events-max-age",
-	"NATS.EventsPerTask": "--events-per-task", "NATS": "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task",
-	"Addr": "--addr",
-}
-
-// needsOf says, for each field, what to add to the command line.
-var needsOf = map[string]string{
-	"NATS.Heartbeat":     "applies only with the state on NATS; add --nats URL (without --state memory) or drop it",
-	"NATS.TasksMaxAge":   "applies only with the state on NATS; add --nats URL (without --state memory) or drop it",
-	"NATS.EventsMaxAge":  "applies only with --nats; add --nats URL or drop it",
-	"NATS.EventsPerTask": "applies only with --nats; add --nats URL or drop it",
-	"DataDir":            "applies only with the state in memory (on NATS the checkpoints are on JetStream); add --state memory or drop it",
+// flagOf names the flag of a serve.Config field, and says what to add to
+// the command line when the field cannot be used as given ("" to use the
+// ConfigError's own words).
+func flagOf(field string) (flag, needs string) {
+	const needNATS = "applies only with the state on NATS; add --nats URL (without --state memory) or drop it"
+	switch field {
+	case "State":
+		return "--state", ""
+	case "DataDir":
+		return "--data-dir", "applies only with the state in memory (on NATS the checkpoints are on JetStream); add --state memory or drop it"
+	case "PushAllow":
+		return "--push-allow", ""
+	case "Retention":
+		return "--retention", ""
+	case "Addr":
+		return "--addr", ""
+	case "NATS.Heartbeat":
+		return "--heartbeat", needNATS
+	case "NATS.TasksMaxAge":
+		return "--tasks-max-age", needNATS
+	case "NATS.EventsMaxAge":
+		return "--events-max-age", "applies only with --nats; add --nats URL or drop it"
+	case "NATS.EventsPerTask":
+		return "--events-per-task", "applies only with --nats; add --nats URL or drop it"
+	case "NATS":
+		return "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task", ""
+	}
+	return field, ""
 }
 
 // DefineServe defines the serving flags on f, listening on addr by default.
@@ -126,10 +139,7 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 	if err := c.Check(); err != nil {
 		var ce *serve.ConfigError
 		if errors.As(err, &ce) {
-			flag, needs := flagOf[ce.Field], needsOf[ce.Field]
-			if flag == "" {
-				flag = ce.Field
-			}
+			flag, needs := flagOf(ce.Field)
 			if needs == "" {
 				needs = ce.Needs
 			}
