@@ -62,6 +62,39 @@ func TestAgentCard(t *testing.T) {
 		}
 	})
 
+	// Last-Modified (a MAY of specification 8.6.1) is when the server
+	// encoded the card; If-Modified-Since counts only without If-None-Match,
+	// as RFC 9110 13.2.2 orders them.
+	t.Run("Last-Modified", func(t *testing.T) {
+		lm, err := http.ParseTime(r.header.Get("Last-Modified"))
+		if err != nil {
+			t.Fatalf("Last-Modified %q: %v", r.header.Get("Last-Modified"), err)
+		}
+		if lm.After(time.Now()) {
+			t.Errorf("Last-Modified %v is in the future", lm)
+		}
+		since := lm.Format(http.TimeFormat)
+		for _, c := range []struct {
+			name string
+			h    map[string]string
+			want int
+		}{
+			{"same time", hdr("If-Modified-Since", since), http.StatusNotModified},
+			{"later", hdr("If-Modified-Since", lm.Add(time.Hour).Format(http.TimeFormat)), http.StatusNotModified},
+			{"earlier", hdr("If-Modified-Since", lm.Add(-time.Second).Format(http.TimeFormat)), http.StatusOK},
+			{"not a date", hdr("If-Modified-Since", "yesterday"), http.StatusOK},
+			{"stale ETag wins", hdr("If-Modified-Since", since, "If-None-Match", `"stale"`), http.StatusOK},
+		} {
+			r := w.on(t).do(http.MethodGet, jsonrpcserver.CardPath, nil, c.h)
+			if r.status != c.want {
+				t.Errorf("%s: HTTP %d, want %d", c.name, r.status, c.want)
+			}
+			if r.header.Get("Last-Modified") != since {
+				t.Errorf("%s: Last-Modified %q, want %q", c.name, r.header.Get("Last-Modified"), since)
+			}
+		}
+	})
+
 	t.Run("HEAD", func(t *testing.T) {
 		r := w.on(t).do(http.MethodHead, jsonrpcserver.CardPath, nil, nil)
 		if r.status != http.StatusOK {

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -81,6 +82,8 @@ type Server struct {
 	log       *slog.Logger
 	card      []byte
 	cardETag  string
+	cardMod   time.Time // when the card was encoded, to the second
+	cardModHd string    // cardMod as an HTTP date
 	cardCache string
 	hosts     hostSet
 }
@@ -121,6 +124,9 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 	sum := sha256.Sum256(card)
 	s.card = card
 	s.cardETag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	// The card is fixed for the server's life, so it last changed now.
+	s.cardMod = time.Now().UTC().Truncate(time.Second)
+	s.cardModHd = s.cardMod.Format(http.TimeFormat)
 	s.cardCache = "public, max-age=" + strconv.Itoa(int(opts.CardMaxAge.Seconds()))
 	if s.hosts, err = allowedHosts(opts.AllowedHosts, h.Card()); err != nil {
 		return nil, fmt.Errorf("jsonrpcserver: %w", err)
@@ -159,13 +165,22 @@ func (s *Server) HertzOptions() []config.Option {
 	}
 }
 
-// ServeCard serves the agent card with an ETag and Cache-Control.
+// ServeCard serves the agent card with an ETag, Last-Modified and
+// Cache-Control, answering a conditional request that the card matches with
+// 304. If-Modified-Since counts only without If-None-Match (RFC 9110
+// 13.2.2).
 func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) {
 	h := &c.Response.Header
 	h.Set("ETag", s.cardETag)
+	h.Set("Last-Modified", s.cardModHd)
 	h.Set("Cache-Control", s.cardCache)
 	h.Set("Access-Control-Allow-Origin", "*")
-	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 && bytes.Contains(match, []byte(s.cardETag)) {
+	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 {
+		if bytes.Contains(match, []byte(s.cardETag)) {
+			c.Status(304)
+			return
+		}
+	} else if since, err := http.ParseTime(string(c.Request.Header.Peek("If-Modified-Since"))); err == nil && !s.cardMod.After(since) {
 		c.Status(304)
 		return
 	}
