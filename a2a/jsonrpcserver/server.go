@@ -248,6 +248,13 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		exts = append(exts, splitList(c.Request.Header.Peek("X-A2A-Extensions"))...)
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
+	if mver == a2a.Version {
+		var perr *a2a.Error
+		if req.Params, perr = jsonrpc.ProtoFieldNames(req.Params); perr != nil {
+			s.writeError(c, id, perr, version)
+			return
+		}
+	}
 	if op.Streaming() {
 		s.serveStream(ctx, c, op, mver, id, req.Params)
 		return
