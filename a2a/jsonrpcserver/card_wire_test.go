@@ -62,6 +62,39 @@ func TestAgentCard(t *testing.T) {
 		}
 	})
 
+	// Last-Modified (a MAY of specification 8.6.1) is when the server
+	// encoded the card; If-Modified-Since counts only without If-None-Match,
+	// as RFC 9110 13.2.2 orders them.
+	t.Run("Last-Modified", func(t *testing.T) {
+		lm, err := http.ParseTime(r.header.Get("Last-Modified"))
+		if err != nil {
+			t.Fatalf("Last-Modified %q: %v", r.header.Get("Last-Modified"), err)
+		}
+		if lm.After(time.Now()) {
+			t.Errorf("Last-Modified %v is in the future", lm)
+		}
+		since := lm.Format(http.TimeFormat)
+		for _, c := range []struct {
+			name string
+			h    map[string]string
+			want int
+		}{
+			{"same time", hdr("If-Modified-Since", since), http.StatusNotModified},
+			{"later", hdr("If-Modified-Since", lm.Add(time.Hour).Format(http.TimeFormat)), http.StatusNotModified},
+			{"earlier", hdr("If-Modified-Since", lm.Add(-time.Second).Format(http.TimeFormat)), http.StatusOK},
+			{"not a date", hdr("If-Modified-Since", "yesterday"), http.StatusOK},
+			{"stale ETag wins", hdr("If-Modified-Since", since, "If-None-Match", `"stale"`), http.StatusOK},
+		} {
+			r := w.on(t).do(http.MethodGet, jsonrpcserver.CardPath, nil, c.h)
+			if r.status != c.want {
+				t.Errorf("%s: HTTP %d, want %d", c.name, r.status, c.want)
+			}
+			if r.header.Get("Last-Modified") != since {
+				t.Errorf("%s: Last-Modified %q, want %q", c.name, r.header.Get("Last-Modified"), since)
+			}
+		}
+	})
+
 	t.Run("HEAD", func(t *testing.T) {
 		r := w.on(t).do(http.MethodHead, jsonrpcserver.CardPath, nil, nil)
 		if r.status != http.StatusOK {
@@ -82,4 +115,61 @@ func TestAgentCard(t *testing.T) {
 			t.Errorf("Cache-Control %q, want max-age=300", cc)
 		}
 	})
+}
+
+// TestAgentCard10 checks the card a client saying A2A-Version: 1.0 gets:
+// the 1.0 members alone, so that the 1.0 JSON schema (which admits no
+// other member) validates it, with an ETag of its own; a request without
+// the header is a 0.3 client's and keeps the union card.
+func TestAgentCard10(t *testing.T) {
+	w := serveEcho(t, jsonrpcserver.Options{})
+	union := w.do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
+	// The members of the 1.0 AgentCard (specification 4.4.1).
+	allowed := map[string]bool{}
+	for _, k := range []string{"name", "description", "supportedInterfaces", "provider", "version",
+		"documentationUrl", "capabilities", "securitySchemes", "securityRequirements",
+		"defaultInputModes", "defaultOutputModes", "skills", "signatures", "iconUrl"} {
+		allowed[k] = true
+	}
+	for _, c := range []struct {
+		name, path string
+		h          map[string]string
+	}{
+		{"header", jsonrpcserver.CardPath, hdr("A2A-Version", "1.0")},
+		{"header 1.0.1", jsonrpcserver.CardPath, hdr("A2A-Version", "1.0.1")},
+		{"query", jsonrpcserver.CardPath + "?A2A-Version=1.0", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := w.on(t).do(http.MethodGet, c.path, nil, c.h)
+			if r.status != http.StatusOK {
+				t.Fatalf("HTTP %d", r.status)
+			}
+			checkContentType(t, r.header, "application/json")
+			for k := range obj(t, r.body) {
+				if !allowed[k] {
+					t.Errorf("member %q is not in the 1.0 AgentCard", k)
+				}
+			}
+			if got := str(t, r.body, "supportedInterfaces.0.protocolVersion"); got != "1.0" {
+				t.Errorf("supportedInterfaces.0.protocolVersion = %q, want 1.0", got)
+			}
+			if r.header.Get("Vary") != "A2A-Version" || union.header.Get("Vary") != "A2A-Version" {
+				t.Errorf("Vary %q and %q, want A2A-Version on both", r.header.Get("Vary"), union.header.Get("Vary"))
+			}
+			etag := r.header.Get("ETag")
+			if etag == "" || etag == union.header.Get("ETag") {
+				t.Errorf("ETag %q, the union card's is %q: want one of its own", etag, union.header.Get("ETag"))
+			}
+			h := map[string]string{"If-None-Match": etag}
+			for k, v := range c.h {
+				h[k] = v
+			}
+			if r := w.on(t).do(http.MethodGet, c.path, nil, h); r.status != http.StatusNotModified {
+				t.Errorf("If-None-Match its ETag: HTTP %d, want 304", r.status)
+			}
+		})
+	}
+	if got := str(t, union.body, "preferredTransport"); got != "JSONRPC" {
+		t.Errorf("without A2A-Version: preferredTransport %q, want the union card", got)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -79,8 +80,12 @@ type Server struct {
 	h         *server.Handler
 	opts      Options
 	log       *slog.Logger
-	card      []byte
+	card      []byte // the card both 1.0 and 0.3 clients read
 	cardETag  string
+	card10    []byte // the 1.0 card alone, for clients that say A2A-Version: 1.0
+	card10Tag string
+	cardMod   time.Time // when the card was encoded, to the second
+	cardModHd string    // cardMod as an HTTP date
 	cardCache string
 	hosts     hostSet
 }
@@ -118,9 +123,14 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpcserver: encode agent card: %w", err)
 	}
-	sum := sha256.Sum256(card)
-	s.card = card
-	s.cardETag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	s.card, s.cardETag = card, etagOf(card)
+	if s.card10, err = json.Marshal(h.Card()); err != nil {
+		return nil, fmt.Errorf("jsonrpcserver: encode agent card: %w", err)
+	}
+	s.card10Tag = etagOf(s.card10)
+	// The card is fixed for the server's life, so it last changed now.
+	s.cardMod = time.Now().UTC().Truncate(time.Second)
+	s.cardModHd = s.cardMod.Format(http.TimeFormat)
 	s.cardCache = "public, max-age=" + strconv.Itoa(int(opts.CardMaxAge.Seconds()))
 	if s.hosts, err = allowedHosts(opts.AllowedHosts, h.Card()); err != nil {
 		return nil, fmt.Errorf("jsonrpcserver: %w", err)
@@ -159,17 +169,46 @@ func (s *Server) HertzOptions() []config.Option {
 	}
 }
 
-// ServeCard serves the agent card with an ETag and Cache-Control.
+func etagOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// ServeCard serves the agent card with an ETag, Last-Modified and
+// Cache-Control, answering a conditional request that the card matches with
+// 304. If-Modified-Since counts only without If-None-Match (RFC 9110
+// 13.2.2).
+//
+// A request without A2A-Version is a 0.3 client's (specification 3.2.6,
+// 3.6.1: 0.3 is assumed for an empty header) and gets the card both versions
+// read. One that says A2A-Version: 1.0 (as 1.0 clients must on every
+// request), in the header or the query, gets the 1.0 card alone, which
+// the 1.0 JSON schema admits: the union card's 0.3 members are not in it.
 func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) {
+	card, etag := s.card, s.cardETag
+	v := c.Request.Header.Peek("A2A-Version")
+	if len(v) == 0 {
+		v = c.QueryArgs().Peek("A2A-Version")
+	}
+	if majorMinor(string(v)) == a2a.Version {
+		card, etag = s.card10, s.card10Tag
+	}
 	h := &c.Response.Header
-	h.Set("ETag", s.cardETag)
+	h.Set("Vary", "A2A-Version")
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", s.cardModHd)
 	h.Set("Cache-Control", s.cardCache)
 	h.Set("Access-Control-Allow-Origin", "*")
-	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 && bytes.Contains(match, []byte(s.cardETag)) {
+	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 {
+		if bytes.Contains(match, []byte(etag)) {
+			c.Status(304)
+			return
+		}
+	} else if since, err := http.ParseTime(string(c.Request.Header.Peek("If-Modified-Since"))); err == nil && !s.cardMod.After(since) {
 		c.Status(304)
 		return
 	}
-	c.Data(200, "application/json", s.card)
+	c.Data(200, "application/json", card)
 }
 
 // ServeRPC serves one JSON-RPC request.
@@ -233,6 +272,13 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		exts = append(exts, splitList(c.Request.Header.Peek("X-A2A-Extensions"))...)
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
+	if mver == a2a.Version {
+		var perr *a2a.Error
+		if req.Params, perr = jsonrpc.ProtoFieldNames(req.Params); perr != nil {
+			s.writeError(c, id, perr, version)
+			return
+		}
+	}
 	if op.Streaming() {
 		s.serveStream(ctx, c, op, mver, id, req.Params)
 		return

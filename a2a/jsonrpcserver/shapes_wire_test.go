@@ -430,3 +430,39 @@ func arr(t *testing.T, raw json.RawMessage) []json.RawMessage {
 	}
 	return a
 }
+
+// TestProtoFieldNames checks that 1.0 params may name their fields as the
+// proto does (task_id beside taskId): the specification's JSON is ProtoJSON
+// (section 5.5, ADR-001), whose parsers accept both names. The A2A TCK's
+// JSON-RPC client sends them so.
+func TestProtoFieldNames(t *testing.T) {
+	w := serveEcho(t, jsonrpcserver.Options{})
+	id := taskID10(t, w.sendText10("hi"))
+	for _, c := range []struct{ method, params, path, want string }{
+		{"CreateTaskPushNotificationConfig", `{"task_id":"` + id + `","id":"c1","url":"https://example.com/hook"}`, "taskId", id},
+		{"GetTaskPushNotificationConfig", `{"task_id":"` + id + `","id":"c1"}`, "url", "https://example.com/hook"},
+		{"ListTaskPushNotificationConfigs", `{"task_id":"` + id + `","page_size":1}`, "configs.0.id", "c1"},
+		{"GetTask", `{"id":"` + id + `","history_length":0}`, "id", id},
+		{"DeleteTaskPushNotificationConfig", `{"task_id":"` + id + `","id":"c1"}`, "", ""},
+	} {
+		t.Run(c.method, func(t *testing.T) {
+			res := w.on(t).post(rpc("1", c.method, c.params), v10).result(t)
+			if c.path != "" {
+				if got := str(t, res, c.path); got != c.want {
+					t.Errorf("%s = %q, want %q: %s", c.path, got, c.want, res)
+				}
+			}
+			if c.method == "GetTask" {
+				if _, ok := obj(t, res)["history"]; ok {
+					t.Errorf("history_length 0 ignored: %s", res)
+				}
+			}
+		})
+	}
+
+	// Both names of one field is a duplicate, as ProtoJSON parsers say.
+	r := w.post(rpc("1", "GetTaskPushNotificationConfig", `{"task_id":"`+id+`","taskId":"`+id+`","id":"c1"}`), v10)
+	if e := decodeEnvelope(t, r.body); e.err == nil || e.err.Code != -32602 {
+		t.Errorf("task_id and taskId: %s, want error -32602", r.body)
+	}
+}
