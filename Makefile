@@ -17,7 +17,7 @@ RACE_PKGS := ./...
 TEST_MODULES := bench interop
 MODULES := $(TEST_MODULES) bench/eino bench/adkgohops
 
-.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean
+.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto
 
 # Start the whole mesh on the embedded defaults: an in-process NATS server,
 # every agent service as its own process, and the gateway on
@@ -101,6 +101,15 @@ build:
 	cd bench && $(GO) build -o ../bin/a2aload ./a2aload
 	cd bench && $(GO) build -o ../bin/hops ./hops
 	cd bench/adkgohops && $(GO) build -o ../../bin/adkgohops .
+
+# Regenerate the Kitex code for the gRPC binding, proto/a2apb, from
+# proto/a2a.proto with the kitex pinned as a tool in go.mod (it parses
+# protobuf itself: no protoc). The generated code is committed; the test in
+# proto/ runs this recipe's kitex line into a temporary directory and fails
+# when the committed code differs, so edit the line here, not there.
+proto:
+	rm -rf proto/a2apb
+	$(GO) tool kitex -module github.com/a2amesh/a2amesh -gen-path proto proto/a2a.proto
 
 clean:
 	rm -rf bin

@@ -8,7 +8,7 @@ import (
 
 // What a library user links by importing a public package: only what that
 // package needs. The A2A client works without Hertz or NATS, the ADK
-// without Hertz, NATS or A2A; the NATS server comes only with
+// without Hertz, NATS, A2A or Kitex; the NATS server comes only with
 // natsstore/embedded, and the peer SDKs the interop tests and benchmarks
 // compare with (a2a-go) only with the modules of those.
 func TestDependencies(t *testing.T) {
@@ -18,12 +18,13 @@ func TestDependencies(t *testing.T) {
 		natsServer = "github.com/nats-io/nats-server"
 		a2a        = "github.com/a2amesh/a2amesh/a2a"
 		a2ago      = "github.com/a2aproject/a2a-go"
+		kitex      = "github.com/cloudwego/kitex"
 	)
 	everywhere := []string{natsServer, a2ago}
 	forbidden := map[string][]string{
 		"github.com/a2amesh/a2amesh/a2a/client": append([]string{hertz, nats}, everywhere...),
-		"github.com/a2amesh/a2amesh/adk":        append([]string{hertz, nats, a2a}, everywhere...),
-		"github.com/a2amesh/a2amesh/natsstore":  everywhere,
+		"github.com/a2amesh/a2amesh/adk":        append([]string{hertz, nats, a2a, kitex}, everywhere...),
+		"github.com/a2amesh/a2amesh/natsstore":  append([]string{kitex}, everywhere...),
 		"github.com/a2amesh/a2amesh/bridge":     everywhere,
 		"github.com/a2amesh/a2amesh/gateway":    everywhere,
 		"github.com/a2amesh/a2amesh/serve":      everywhere,
