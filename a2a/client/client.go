@@ -265,6 +265,13 @@ func resolve(ctx context.Context, cardURL *url.URL, cfg *settings) (*a2a.AgentCa
 		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")
+	// A 1.0 client names its version on every request, the card fetch
+	// included (specification 3.6.1); a server that serves 0.3 too may
+	// then answer with the 1.0 card alone. A client held to 0.3 sends
+	// nothing, as 0.3 clients do.
+	if cfg.version != a2a.Version03 {
+		req.Header.Set("A2A-Version", a2a.Version)
+	}
 	resp, err := cfg.hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("a2a client: resolve card at %s: %w", cardURL, timeoutCause(ctx, err))

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -347,5 +348,25 @@ func TestResolveLeavesNoConnectionOpen(t *testing.T) {
 				cs.CloseClientConnections()
 			}
 		})
+	}
+}
+
+// The card fetch names the client's version, as a 1.0 client names it on
+// every request; a client held to 0.3 sends no version, as 0.3 clients.
+func TestResolveSendsVersion(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("A2A-Version")
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(echo.Card("http://" + r.Host + "/"))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ version, want string }{{"", a2a.Version}, {a2a.Version, a2a.Version}, {a2a.Version03, ""}} {
+		if _, err := client.Resolve(context.Background(), srv.URL, client.Config{ProtocolVersion: tc.version}); err != nil {
+			t.Fatal(err)
+		}
+		if v := <-got; v != tc.want {
+			t.Errorf("ProtocolVersion %q: the card fetch sent A2A-Version %q, want %q", tc.version, v, tc.want)
+		}
 	}
 }
