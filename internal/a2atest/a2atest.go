@@ -94,10 +94,17 @@ func NewHandler(t testing.TB, cfg server.Config) *server.Handler {
 	return h
 }
 
-// LeakOptions ignore the goroutines that outlive servers by design:
-// netpoll's pollers and Hertz's shared timers.
+// LeakOptions ignore the goroutines that outlive servers and clients by
+// design: netpoll's pollers, Hertz's shared timers, and what a Kitex client
+// starts and never stops (a watcher per client on time.Tick, the shared
+// RPC timeout pool, the gRPC transport's stream preallocation).
 func LeakOptions() []goleak.Option {
 	return []goleak.Option{
+		goleak.IgnoreAnyFunction("github.com/cloudwego/kitex/pkg/loadbalance/lbcache.(*BalancerFactory).watcher"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/kitex/client.(*timeoutPool).createTicker.func1"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/kitex/client.(*timeoutPool).createWorker.func1"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/kitex/pkg/utils.(*SharedTicker).Tick"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/grpc.preallocateForStream"),
 		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*defaultPoll).Wait"),
 		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*epoll).Wait"),
 		goleak.IgnoreAnyFunction("github.com/bytedance/gopkg/util/gopool.(*worker).run.func1"),

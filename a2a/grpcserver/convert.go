@@ -1,0 +1,663 @@
+package grpcserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/proto/a2apb"
+)
+
+// Conversions between the a2a data model and the generated protobuf types.
+// Both directions exist for every type that crosses the wire either way, so
+// each can be checked by a round trip. The pb-to-a2a direction of request
+// types returns an error, with the field path, for what the JSON decoder
+// would refuse too (a part without content, an unknown enum number);
+// everything else is the handler's to validate, as for the other bindings.
+//
+// Struct and Value carry numbers as doubles: integers beyond 2^53 in
+// metadata or data parts lose precision on this binding, as the
+// specification's proto prescribes.
+
+// --- metadata and data ---
+
+// structToPB returns m as a Struct; nil for a nil map.
+func structToPB(m map[string]any) (*structpb.Struct, error) {
+	if m == nil {
+		return nil, nil
+	}
+	s, err := structpb.NewStruct(m)
+	if err == nil {
+		return s, nil
+	}
+	// NewStruct knows only the types JSON decoding yields; values built
+	// in Go (a []string, a struct) go through their JSON form.
+	b, jerr := json.Marshal(m)
+	if jerr != nil {
+		return nil, fmt.Errorf("encode metadata: %w", jerr)
+	}
+	s = new(structpb.Struct)
+	if err := s.UnmarshalJSON(b); err != nil {
+		return nil, fmt.Errorf("encode metadata: %w", err)
+	}
+	return s, nil
+}
+
+// structFromPB returns s as a map; nil for a nil Struct.
+func structFromPB(s *structpb.Struct) map[string]any {
+	if s == nil {
+		return nil
+	}
+	return s.AsMap()
+}
+
+// valueToPB returns raw JSON as a Value.
+func valueToPB(raw json.RawMessage) (*structpb.Value, error) {
+	v := new(structpb.Value)
+	if err := v.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("data part holds no valid JSON: %w", err)
+	}
+	return v, nil
+}
+
+// valueFromPB returns v as compact JSON. encoding/json rather than
+// protojson, whose output is deliberately unstable.
+func valueFromPB(v *structpb.Value) (json.RawMessage, error) {
+	if v == nil {
+		return json.RawMessage("null"), nil
+	}
+	b, err := json.Marshal(v.AsInterface())
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	return b, nil
+}
+
+func timeToPB(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func timeFromPB(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+func intPtrFromPB(n *int32) *int {
+	if n == nil {
+		return nil
+	}
+	v := int(*n)
+	return &v
+}
+
+func intPtrToPB(n *int) *int32 {
+	if n == nil {
+		return nil
+	}
+	v := clamp32(*n)
+	return &v
+}
+
+func clamp32(n int) int32 {
+	return int32(max(math.MinInt32, min(n, math.MaxInt32)))
+}
+
+// --- enums ---
+
+func roleToPB(r a2a.Role) a2apb.Role {
+	switch r {
+	case a2a.RoleUser:
+		return a2apb.Role_ROLE_USER
+	case a2a.RoleAgent:
+		return a2apb.Role_ROLE_AGENT
+	}
+	return a2apb.Role_ROLE_UNSPECIFIED
+}
+
+// roleFromPB returns the zero Role for ROLE_UNSPECIFIED, which the handler
+// reports as a missing role.
+func roleFromPB(r a2apb.Role) (a2a.Role, error) {
+	switch r {
+	case a2apb.Role_ROLE_UNSPECIFIED:
+		return "", nil
+	case a2apb.Role_ROLE_USER:
+		return a2a.RoleUser, nil
+	case a2apb.Role_ROLE_AGENT:
+		return a2a.RoleAgent, nil
+	}
+	return "", fmt.Errorf("unknown role %d (want ROLE_USER or ROLE_AGENT)", r)
+}
+
+func stateToPB(s a2a.TaskState) a2apb.TaskState {
+	if v, ok := a2apb.TaskState_value[string(s)]; ok {
+		return a2apb.TaskState(v)
+	}
+	return a2apb.TaskState_TASK_STATE_UNSPECIFIED
+}
+
+// stateFromPB returns the zero TaskState for TASK_STATE_UNSPECIFIED.
+func stateFromPB(s a2apb.TaskState) (a2a.TaskState, error) {
+	if s == a2apb.TaskState_TASK_STATE_UNSPECIFIED {
+		return "", nil
+	}
+	if name, ok := a2apb.TaskState_name[int32(s)]; ok {
+		return a2a.TaskState(name), nil
+	}
+	return "", fmt.Errorf("unknown task state %d", s)
+}
+
+// --- parts, messages, artifacts ---
+
+func partToPB(p *a2a.Part) (*a2apb.Part, error) {
+	md, err := structToPB(p.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	out := &a2apb.Part{Metadata: md, Filename: p.Filename, MediaType: p.MediaType}
+	switch p.Kind() {
+	case a2a.PartKindRaw:
+		out.Content = &a2apb.Part_Raw{Raw: p.Raw}
+	case a2a.PartKindURL:
+		out.Content = &a2apb.Part_Url{Url: p.URL}
+	case a2a.PartKindData:
+		v, err := valueToPB(p.Data)
+		if err != nil {
+			return nil, err
+		}
+		out.Content = &a2apb.Part_Data{Data: v}
+	default:
+		out.Content = &a2apb.Part_Text{Text: p.Text}
+	}
+	return out, nil
+}
+
+func partFromPB(p *a2apb.Part) (a2a.Part, error) {
+	if p == nil {
+		return a2a.Part{}, fmt.Errorf("part is null")
+	}
+	out := a2a.Part{Filename: p.Filename, MediaType: p.MediaType, Metadata: structFromPB(p.Metadata)}
+	switch c := p.Content.(type) {
+	case *a2apb.Part_Text:
+		out.Text = c.Text
+	case *a2apb.Part_Raw:
+		out.Raw = c.Raw
+		if out.Raw == nil { // an empty file is still a file
+			out.Raw = []byte{}
+		}
+	case *a2apb.Part_Url:
+		if c.Url == "" {
+			return a2a.Part{}, fmt.Errorf("url: must not be empty")
+		}
+		out.URL = c.Url
+	case *a2apb.Part_Data:
+		raw, err := valueFromPB(c.Data)
+		if err != nil {
+			return a2a.Part{}, err
+		}
+		out.Data = raw
+	default:
+		return a2a.Part{}, fmt.Errorf("part has no content: want one of text, raw, url, data")
+	}
+	return out, nil
+}
+
+func partsToPB(ps []a2a.Part) ([]*a2apb.Part, error) {
+	if ps == nil {
+		return nil, nil
+	}
+	out := make([]*a2apb.Part, len(ps))
+	for i := range ps {
+		p, err := partToPB(&ps[i])
+		if err != nil {
+			return nil, fmt.Errorf("parts[%d]: %w", i, err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+func partsFromPB(ps []*a2apb.Part) ([]a2a.Part, error) {
+	if ps == nil {
+		return nil, nil
+	}
+	out := make([]a2a.Part, len(ps))
+	for i, p := range ps {
+		v, err := partFromPB(p)
+		if err != nil {
+			return nil, fmt.Errorf("parts[%d].%w", i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func messageToPB(m *a2a.Message) (*a2apb.Message, error) {
+	if m == nil {
+		return nil, nil
+	}
+	parts, err := partsToPB(m.Parts)
+	if err != nil {
+		return nil, err
+	}
+	md, err := structToPB(m.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	return &a2apb.Message{
+		MessageId: m.MessageID, ContextId: m.ContextID, TaskId: m.TaskID,
+		Role: roleToPB(m.Role), Parts: parts, Metadata: md,
+		Extensions: m.Extensions, ReferenceTaskIds: m.ReferenceTaskIDs,
+	}, nil
+}
+
+func messageFromPB(m *a2apb.Message) (*a2a.Message, error) {
+	if m == nil {
+		return nil, nil
+	}
+	role, err := roleFromPB(m.Role)
+	if err != nil {
+		return nil, fmt.Errorf("role: %w", err)
+	}
+	parts, err := partsFromPB(m.Parts)
+	if err != nil {
+		return nil, err
+	}
+	return &a2a.Message{
+		MessageID: m.MessageId, ContextID: m.ContextId, TaskID: m.TaskId,
+		Role: role, Parts: parts, Metadata: structFromPB(m.Metadata),
+		Extensions: m.Extensions, ReferenceTaskIDs: m.ReferenceTaskIds,
+	}, nil
+}
+
+func artifactToPB(a *a2a.Artifact) (*a2apb.Artifact, error) {
+	parts, err := partsToPB(a.Parts)
+	if err != nil {
+		return nil, err
+	}
+	md, err := structToPB(a.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	return &a2apb.Artifact{
+		ArtifactId: a.ArtifactID, Name: a.Name, Description: a.Description,
+		Parts: parts, Metadata: md, Extensions: a.Extensions,
+	}, nil
+}
+
+func artifactFromPB(a *a2apb.Artifact) (a2a.Artifact, error) {
+	if a == nil {
+		return a2a.Artifact{}, nil
+	}
+	parts, err := partsFromPB(a.Parts)
+	if err != nil {
+		return a2a.Artifact{}, err
+	}
+	return a2a.Artifact{
+		ArtifactID: a.ArtifactId, Name: a.Name, Description: a.Description,
+		Parts: parts, Metadata: structFromPB(a.Metadata), Extensions: a.Extensions,
+	}, nil
+}
+
+// --- tasks and events ---
+
+func statusToPB(s *a2a.TaskStatus) (*a2apb.TaskStatus, error) {
+	msg, err := messageToPB(s.Message)
+	if err != nil {
+		return nil, fmt.Errorf("message.%w", err)
+	}
+	return &a2apb.TaskStatus{State: stateToPB(s.State), Message: msg, Timestamp: timeToPB(s.Timestamp)}, nil
+}
+
+func statusFromPB(s *a2apb.TaskStatus) (a2a.TaskStatus, error) {
+	if s == nil {
+		return a2a.TaskStatus{}, nil
+	}
+	state, err := stateFromPB(s.State)
+	if err != nil {
+		return a2a.TaskStatus{}, fmt.Errorf("state: %w", err)
+	}
+	msg, err := messageFromPB(s.Message)
+	if err != nil {
+		return a2a.TaskStatus{}, fmt.Errorf("message.%w", err)
+	}
+	return a2a.TaskStatus{State: state, Message: msg, Timestamp: timeFromPB(s.Timestamp)}, nil
+}
+
+func taskToPB(t *a2a.Task) (*a2apb.Task, error) {
+	if t == nil {
+		return nil, nil
+	}
+	st, err := statusToPB(&t.Status)
+	if err != nil {
+		return nil, fmt.Errorf("status.%w", err)
+	}
+	out := &a2apb.Task{Id: t.ID, ContextId: t.ContextID, Status: st}
+	if t.Artifacts != nil {
+		out.Artifacts = make([]*a2apb.Artifact, len(t.Artifacts))
+		for i := range t.Artifacts {
+			if out.Artifacts[i], err = artifactToPB(&t.Artifacts[i]); err != nil {
+				return nil, fmt.Errorf("artifacts[%d].%w", i, err)
+			}
+		}
+	}
+	if t.History != nil {
+		out.History = make([]*a2apb.Message, len(t.History))
+		for i := range t.History {
+			if out.History[i], err = messageToPB(&t.History[i]); err != nil {
+				return nil, fmt.Errorf("history[%d].%w", i, err)
+			}
+		}
+	}
+	if out.Metadata, err = structToPB(t.Metadata); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func taskFromPB(t *a2apb.Task) (*a2a.Task, error) {
+	if t == nil {
+		return nil, nil
+	}
+	st, err := statusFromPB(t.Status)
+	if err != nil {
+		return nil, fmt.Errorf("status.%w", err)
+	}
+	out := &a2a.Task{ID: t.Id, ContextID: t.ContextId, Status: st, Metadata: structFromPB(t.Metadata)}
+	if t.Artifacts != nil {
+		out.Artifacts = make([]a2a.Artifact, len(t.Artifacts))
+		for i, a := range t.Artifacts {
+			if out.Artifacts[i], err = artifactFromPB(a); err != nil {
+				return nil, fmt.Errorf("artifacts[%d].%w", i, err)
+			}
+		}
+	}
+	if t.History != nil {
+		out.History = make([]a2a.Message, len(t.History))
+		for i, m := range t.History {
+			v, err := messageFromPB(m)
+			if err != nil {
+				return nil, fmt.Errorf("history[%d].%w", i, err)
+			}
+			if v != nil {
+				out.History[i] = *v
+			}
+		}
+	}
+	return out, nil
+}
+
+func statusUpdateToPB(e *a2a.TaskStatusUpdateEvent) (*a2apb.TaskStatusUpdateEvent, error) {
+	st, err := statusToPB(&e.Status)
+	if err != nil {
+		return nil, fmt.Errorf("status.%w", err)
+	}
+	md, err := structToPB(e.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	return &a2apb.TaskStatusUpdateEvent{TaskId: e.TaskID, ContextId: e.ContextID, Status: st, Metadata: md}, nil
+}
+
+func statusUpdateFromPB(e *a2apb.TaskStatusUpdateEvent) (*a2a.TaskStatusUpdateEvent, error) {
+	st, err := statusFromPB(e.Status)
+	if err != nil {
+		return nil, fmt.Errorf("status.%w", err)
+	}
+	return &a2a.TaskStatusUpdateEvent{TaskID: e.TaskId, ContextID: e.ContextId, Status: st, Metadata: structFromPB(e.Metadata)}, nil
+}
+
+func artifactUpdateToPB(e *a2a.TaskArtifactUpdateEvent) (*a2apb.TaskArtifactUpdateEvent, error) {
+	a, err := artifactToPB(&e.Artifact)
+	if err != nil {
+		return nil, fmt.Errorf("artifact.%w", err)
+	}
+	md, err := structToPB(e.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	return &a2apb.TaskArtifactUpdateEvent{
+		TaskId: e.TaskID, ContextId: e.ContextID, Artifact: a,
+		Append: e.Append, LastChunk: e.LastChunk, Metadata: md,
+	}, nil
+}
+
+func artifactUpdateFromPB(e *a2apb.TaskArtifactUpdateEvent) (*a2a.TaskArtifactUpdateEvent, error) {
+	a, err := artifactFromPB(e.Artifact)
+	if err != nil {
+		return nil, fmt.Errorf("artifact.%w", err)
+	}
+	return &a2a.TaskArtifactUpdateEvent{
+		TaskID: e.TaskId, ContextID: e.ContextId, Artifact: a,
+		Append: e.Append, LastChunk: e.LastChunk, Metadata: structFromPB(e.Metadata),
+	}, nil
+}
+
+// eventToPB wraps an event as a stream item.
+func eventToPB(ev a2a.Event) (*a2apb.StreamResponse, error) {
+	var err error
+	out := new(a2apb.StreamResponse)
+	switch e := ev.(type) {
+	case *a2a.Task:
+		var t *a2apb.Task
+		t, err = taskToPB(e)
+		out.Payload = &a2apb.StreamResponse_Task{Task: t}
+	case *a2a.Message:
+		var m *a2apb.Message
+		m, err = messageToPB(e)
+		out.Payload = &a2apb.StreamResponse_Message{Message: m}
+	case *a2a.TaskStatusUpdateEvent:
+		var u *a2apb.TaskStatusUpdateEvent
+		u, err = statusUpdateToPB(e)
+		out.Payload = &a2apb.StreamResponse_StatusUpdate{StatusUpdate: u}
+	case *a2a.TaskArtifactUpdateEvent:
+		var u *a2apb.TaskArtifactUpdateEvent
+		u, err = artifactUpdateToPB(e)
+		out.Payload = &a2apb.StreamResponse_ArtifactUpdate{ArtifactUpdate: u}
+	default:
+		return nil, fmt.Errorf("event of type %T has no wire form", ev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eventFromPB unwraps a stream item.
+func eventFromPB(r *a2apb.StreamResponse) (a2a.Event, error) {
+	switch p := r.GetPayload().(type) {
+	case *a2apb.StreamResponse_Task:
+		if p.Task != nil {
+			return taskFromPB(p.Task)
+		}
+	case *a2apb.StreamResponse_Message:
+		if p.Message != nil {
+			return messageFromPB(p.Message)
+		}
+	case *a2apb.StreamResponse_StatusUpdate:
+		if p.StatusUpdate != nil {
+			return statusUpdateFromPB(p.StatusUpdate)
+		}
+	case *a2apb.StreamResponse_ArtifactUpdate:
+		if p.ArtifactUpdate != nil {
+			return artifactUpdateFromPB(p.ArtifactUpdate)
+		}
+	}
+	return nil, fmt.Errorf("stream response has no payload: want one of task, message, status_update, artifact_update")
+}
+
+// sendResponseToPB wraps SendMessage's result, a task or a direct reply.
+func sendResponseToPB(ev a2a.Event) (*a2apb.SendMessageResponse, error) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		t, err := taskToPB(e)
+		if err != nil {
+			return nil, err
+		}
+		return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Task{Task: t}}, nil
+	case *a2a.Message:
+		m, err := messageToPB(e)
+		if err != nil {
+			return nil, err
+		}
+		return &a2apb.SendMessageResponse{Payload: &a2apb.SendMessageResponse_Message{Message: m}}, nil
+	}
+	return nil, fmt.Errorf("SendMessage result of type %T is neither a task nor a message", ev)
+}
+
+// --- requests ---
+
+func sendRequestToPB(r *a2a.SendMessageRequest) (*a2apb.SendMessageRequest, error) {
+	msg, err := messageToPB(r.Message)
+	if err != nil {
+		return nil, fmt.Errorf("message.%w", err)
+	}
+	md, err := structToPB(r.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	out := &a2apb.SendMessageRequest{Tenant: r.Tenant, Message: msg, Metadata: md}
+	if c := r.Configuration; c != nil {
+		out.Configuration = &a2apb.SendMessageConfiguration{
+			AcceptedOutputModes:        c.AcceptedOutputModes,
+			TaskPushNotificationConfig: pushConfigToPB(c.TaskPushNotificationConfig),
+			HistoryLength:              intPtrToPB(c.HistoryLength),
+			ReturnImmediately:          c.ReturnImmediately,
+		}
+	}
+	return out, nil
+}
+
+func sendRequestFromPB(r *a2apb.SendMessageRequest) (*a2a.SendMessageRequest, error) {
+	msg, err := messageFromPB(r.Message)
+	if err != nil {
+		return nil, fmt.Errorf("message.%w", err)
+	}
+	out := &a2a.SendMessageRequest{Tenant: r.Tenant, Message: msg, Metadata: structFromPB(r.Metadata)}
+	if c := r.Configuration; c != nil {
+		out.Configuration = &a2a.SendMessageConfiguration{
+			AcceptedOutputModes:        c.AcceptedOutputModes,
+			TaskPushNotificationConfig: pushConfigFromPB(c.TaskPushNotificationConfig),
+			HistoryLength:              intPtrFromPB(c.HistoryLength),
+			ReturnImmediately:          c.ReturnImmediately,
+		}
+	}
+	return out, nil
+}
+
+func listTasksRequestToPB(r *a2a.ListTasksRequest) *a2apb.ListTasksRequest {
+	out := &a2apb.ListTasksRequest{
+		Tenant: r.Tenant, ContextId: r.ContextID, Status: stateToPB(r.Status),
+		PageSize: intPtrToPB(r.PageSize), PageToken: r.PageToken,
+		HistoryLength: intPtrToPB(r.HistoryLength),
+	}
+	if r.StatusTimestampAfter != nil {
+		out.StatusTimestampAfter = timestamppb.New(*r.StatusTimestampAfter)
+	}
+	if r.IncludeArtifacts {
+		out.IncludeArtifacts = &r.IncludeArtifacts
+	}
+	return out
+}
+
+func listTasksRequestFromPB(r *a2apb.ListTasksRequest) (*a2a.ListTasksRequest, error) {
+	state, err := stateFromPB(r.Status)
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	out := &a2a.ListTasksRequest{
+		Tenant: r.Tenant, ContextID: r.ContextId, Status: state,
+		PageSize: intPtrFromPB(r.PageSize), PageToken: r.PageToken,
+		HistoryLength: intPtrFromPB(r.HistoryLength), IncludeArtifacts: r.GetIncludeArtifacts(),
+	}
+	if r.StatusTimestampAfter != nil {
+		t := r.StatusTimestampAfter.AsTime()
+		out.StatusTimestampAfter = &t
+	}
+	return out, nil
+}
+
+func listTasksResponseToPB(r *a2a.ListTasksResponse) (*a2apb.ListTasksResponse, error) {
+	out := &a2apb.ListTasksResponse{
+		Tasks:         make([]*a2apb.Task, len(r.Tasks)),
+		NextPageToken: r.NextPageToken, PageSize: clamp32(r.PageSize), TotalSize: clamp32(r.TotalSize),
+	}
+	for i, t := range r.Tasks {
+		var err error
+		if out.Tasks[i], err = taskToPB(t); err != nil {
+			return nil, fmt.Errorf("tasks[%d].%w", i, err)
+		}
+	}
+	return out, nil
+}
+
+func listTasksResponseFromPB(r *a2apb.ListTasksResponse) (*a2a.ListTasksResponse, error) {
+	out := &a2a.ListTasksResponse{
+		Tasks:         make([]*a2a.Task, len(r.Tasks)),
+		NextPageToken: r.NextPageToken, PageSize: int(r.PageSize), TotalSize: int(r.TotalSize),
+	}
+	for i, t := range r.Tasks {
+		var err error
+		if out.Tasks[i], err = taskFromPB(t); err != nil {
+			return nil, fmt.Errorf("tasks[%d].%w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// --- push notification configs ---
+
+func pushConfigToPB(c *a2a.TaskPushNotificationConfig) *a2apb.TaskPushNotificationConfig {
+	if c == nil {
+		return nil
+	}
+	out := &a2apb.TaskPushNotificationConfig{Tenant: c.Tenant, Id: c.ID, TaskId: c.TaskID, Url: c.URL, Token: c.Token}
+	if a := c.Authentication; a != nil {
+		out.Authentication = &a2apb.AuthenticationInfo{Scheme: a.Scheme, Credentials: a.Credentials}
+	}
+	return out
+}
+
+func pushConfigFromPB(c *a2apb.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {
+	if c == nil {
+		return nil
+	}
+	out := &a2a.TaskPushNotificationConfig{Tenant: c.Tenant, ID: c.Id, TaskID: c.TaskId, URL: c.Url, Token: c.Token}
+	if a := c.Authentication; a != nil {
+		out.Authentication = &a2a.AuthenticationInfo{Scheme: a.Scheme, Credentials: a.Credentials}
+	}
+	return out
+}
+
+func listPushConfigsResponseToPB(r *a2a.ListTaskPushNotificationConfigsResponse) *a2apb.ListTaskPushNotificationConfigsResponse {
+	out := &a2apb.ListTaskPushNotificationConfigsResponse{
+		Configs:       make([]*a2apb.TaskPushNotificationConfig, len(r.Configs)),
+		NextPageToken: r.NextPageToken,
+	}
+	for i := range r.Configs {
+		out.Configs[i] = pushConfigToPB(&r.Configs[i])
+	}
+	return out
+}
+
+func listPushConfigsResponseFromPB(r *a2apb.ListTaskPushNotificationConfigsResponse) *a2a.ListTaskPushNotificationConfigsResponse {
+	out := &a2a.ListTaskPushNotificationConfigsResponse{
+		Configs:       make([]a2a.TaskPushNotificationConfig, len(r.Configs)),
+		NextPageToken: r.NextPageToken,
+	}
+	for i, c := range r.Configs {
+		if v := pushConfigFromPB(c); v != nil {
+			out.Configs[i] = *v
+		}
+	}
+	return out
+}

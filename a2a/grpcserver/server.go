@@ -1,0 +1,283 @@
+// Package grpcserver is the gRPC binding of A2A 1.0 on Kitex: the
+// lf.a2a.v1.A2AService of proto/a2a.proto served over a server.Handler.
+//
+// Each RPC converts its request to the a2a model, calls the Handler and
+// converts what it returns; the two streaming RPCs send each event as the
+// Handler yields it and end when the task settles, on the first error, or
+// when the client goes away. Errors are gRPC statuses with the codes of the
+// specification's mapping (§5.4) and, for A2A errors, a
+// google.rpc.ErrorInfo detail in the domain "a2a-protocol.org". The
+// metadata keys a2a-version and a2a-extensions play the part of the HTTP
+// headers A2A-Version and A2A-Extensions.
+package grpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	kserver "github.com/cloudwego/kitex/server"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/proto/a2apb"
+	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
+)
+
+// Metadata keys of the binding: the gRPC counterparts of the A2A-Version
+// and A2A-Extensions HTTP headers.
+const (
+	VersionKey    = "a2a-version"
+	ExtensionsKey = "a2a-extensions"
+)
+
+// Config configures a Server. Its zero value is a working default.
+type Config struct {
+	// Grace is how long Serve lets calls in progress finish when it
+	// stops; 0 means 5 seconds.
+	Grace time.Duration
+	// Options are extra Kitex server options, applied after the
+	// binding's own (listener, exit wait time, exit signal).
+	Options []kserver.Option
+	Logger  *slog.Logger
+}
+
+// Server serves the A2A gRPC service over a server.Handler. It implements
+// the generated a2apb.A2AService; Serve runs it on Kitex. It is safe for
+// concurrent use.
+type Server struct {
+	h     *server.Handler
+	grace time.Duration
+	opts  []kserver.Option
+	log   *slog.Logger
+}
+
+var _ a2apb.A2AService = (*Server)(nil)
+
+// New returns a Server for h.
+func New(h *server.Handler, cfg Config) (*Server, error) {
+	if h == nil {
+		return nil, errors.New("grpcserver: a Handler is required")
+	}
+	s := &Server{h: h, grace: cfg.Grace, opts: cfg.Options, log: cfg.Logger}
+	if s.grace <= 0 {
+		s.grace = 5 * time.Second
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s, nil
+}
+
+// Serve serves the A2A service on ln with Kitex until ctx is done, then
+// stops, giving calls in progress up to Config.Grace to finish. It does
+// not close the Handler. Kitex's own handling of SIGINT and SIGTERM is
+// replaced by ctx: stopping is the caller's decision.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	exit := make(chan error, 1)
+	opts := append([]kserver.Option{
+		kserver.WithListener(ln),
+		kserver.WithExitWaitTime(s.grace),
+		kserver.WithExitSignal(func() <-chan error { return exit }),
+	}, s.opts...)
+	svr := a2aservice.NewServer(s, opts...) // Kitex wants the handler as a pointer
+	ran := make(chan error, 1)
+	go func() { ran <- svr.Run() }()
+	select {
+	case err := <-ran:
+		if err == nil {
+			err = errors.New("the Kitex server stopped on its own")
+		}
+		return fmt.Errorf("grpcserver: serve: %w", err)
+	case <-ctx.Done():
+	}
+	exit <- nil // Run stops the server and returns
+	if err := <-ran; err != nil {
+		return fmt.Errorf("grpcserver: stop: %w", err)
+	}
+	return nil
+}
+
+// begin checks the call's metadata and attaches its call info to ctx. The
+// service is A2A 1.0 only: a call without a2a-version is taken as 1.0, one
+// that names another version is refused.
+func begin(ctx context.Context) (context.Context, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if vs := md.Get(VersionKey); len(vs) > 0 && strings.TrimSpace(vs[0]) != "" {
+		if v := majorMinor(vs[0]); v != a2a.Version {
+			return ctx, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A version %q is not supported on this gRPC service; it speaks %s", vs[0], a2a.Version)
+		}
+	}
+	var exts []string
+	for _, v := range md.Get(ExtensionsKey) {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				exts = append(exts, f)
+			}
+		}
+	}
+	return server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts}), nil
+}
+
+// majorMinor reduces a version to Major.Minor; patch numbers do not count.
+func majorMinor(v string) string {
+	major, rest, ok := strings.Cut(strings.TrimSpace(v), ".")
+	if !ok {
+		return major
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	return major + "." + minor
+}
+
+// invalid reports a request that does not convert to the model.
+func invalid(err error) error {
+	return a2a.Errorf(a2a.CodeInvalidParams, "%v", err)
+}
+
+// unary runs a unary RPC: checks the metadata, converts the request, calls
+// the Handler and converts the result, turning any error into a status.
+func unary[Req, In, Out, Resp any](s *Server, ctx context.Context, method string, req Req,
+	from func(Req) (In, error), call func(context.Context, In) (Out, error), to func(Out) (Resp, error),
+) (Resp, error) {
+	var zero Resp
+	ctx, err := begin(ctx)
+	if err != nil {
+		return zero, statusError(s.log, method, err)
+	}
+	in, err := from(req)
+	if err != nil {
+		return zero, statusError(s.log, method, invalid(err))
+	}
+	out, err := call(ctx, in)
+	if err != nil {
+		return zero, statusError(s.log, method, err)
+	}
+	resp, err := to(out)
+	if err != nil {
+		return zero, statusError(s.log, method, fmt.Errorf("encode the result: %w", err))
+	}
+	return resp, nil
+}
+
+// noErr lifts a conversion that cannot fail.
+func noErr[A, B any](f func(A) B) func(A) (B, error) {
+	return func(a A) (B, error) { return f(a), nil }
+}
+
+// stream sends a streaming RPC's events as the Handler yields them. An
+// error ends the stream with its status. A client that goes away ends the
+// stream too; the task goes on, and the client can subscribe again.
+func (s *Server) stream(method string, events iter.Seq2[eventlog.Entry, error], send func(*a2apb.StreamResponse) error) error {
+	for e, err := range events {
+		if err != nil {
+			return statusError(s.log, method, err)
+		}
+		item, err := eventToPB(e.Event)
+		if err != nil {
+			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
+		}
+		if err := send(item); err != nil {
+			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
+			return err
+		}
+	}
+	return nil
+}
+
+// SendMessage implements a2apb.A2AService.
+func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
+	return unary(s, ctx, "SendMessage", req, sendRequestFromPB, s.h.SendMessage, sendResponseToPB)
+}
+
+// SendStreamingMessage implements a2apb.A2AService.
+func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2apb.A2AService_SendStreamingMessageServer) error {
+	const method = "SendStreamingMessage"
+	ctx, err := begin(stream.Context())
+	if err != nil {
+		return statusError(s.log, method, err)
+	}
+	r, err := sendRequestFromPB(req)
+	if err != nil {
+		return statusError(s.log, method, invalid(err))
+	}
+	return s.stream(method, s.h.SendStreamingMessage(ctx, r), stream.Send)
+}
+
+// SubscribeToTask implements a2apb.A2AService. It starts with the task's
+// current snapshot; gRPC has no counterpart of SSE's Last-Event-ID.
+func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb.A2AService_SubscribeToTaskServer) error {
+	const method = "SubscribeToTask"
+	ctx, err := begin(stream.Context())
+	if err != nil {
+		return statusError(s.log, method, err)
+	}
+	r := &a2a.SubscribeToTaskRequest{Tenant: req.Tenant, ID: req.Id}
+	return s.stream(method, s.h.SubscribeToTask(ctx, r, ""), stream.Send)
+}
+
+// GetTask implements a2apb.A2AService.
+func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
+	return unary(s, ctx, "GetTask", req, noErr(func(r *a2apb.GetTaskRequest) *a2a.GetTaskRequest {
+		return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: intPtrFromPB(r.HistoryLength)}
+	}), s.h.GetTask, taskToPB)
+}
+
+// ListTasks implements a2apb.A2AService.
+func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
+	return unary(s, ctx, "ListTasks", req, listTasksRequestFromPB, s.h.ListTasks, listTasksResponseToPB)
+}
+
+// CancelTask implements a2apb.A2AService.
+func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
+	return unary(s, ctx, "CancelTask", req, noErr(func(r *a2apb.CancelTaskRequest) *a2a.CancelTaskRequest {
+		return &a2a.CancelTaskRequest{Tenant: r.Tenant, ID: r.Id, Metadata: structFromPB(r.Metadata)}
+	}), s.h.CancelTask, taskToPB)
+}
+
+// CreateTaskPushNotificationConfig implements a2apb.A2AService.
+func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
+	return unary(s, ctx, "CreateTaskPushNotificationConfig", req, noErr(pushConfigFromPB),
+		s.h.CreateTaskPushNotificationConfig, noErr(pushConfigToPB))
+}
+
+// GetTaskPushNotificationConfig implements a2apb.A2AService.
+func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.GetTaskPushNotificationConfigRequest) (*a2apb.TaskPushNotificationConfig, error) {
+	return unary(s, ctx, "GetTaskPushNotificationConfig", req,
+		noErr(func(r *a2apb.GetTaskPushNotificationConfigRequest) *a2a.GetTaskPushNotificationConfigRequest {
+			return &a2a.GetTaskPushNotificationConfigRequest{Tenant: r.Tenant, TaskID: r.TaskId, ID: r.Id}
+		}), s.h.GetTaskPushNotificationConfig, noErr(pushConfigToPB))
+}
+
+// ListTaskPushNotificationConfigs implements a2apb.A2AService.
+func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb.ListTaskPushNotificationConfigsRequest) (*a2apb.ListTaskPushNotificationConfigsResponse, error) {
+	return unary(s, ctx, "ListTaskPushNotificationConfigs", req,
+		noErr(func(r *a2apb.ListTaskPushNotificationConfigsRequest) *a2a.ListTaskPushNotificationConfigsRequest {
+			return &a2a.ListTaskPushNotificationConfigsRequest{Tenant: r.Tenant, TaskID: r.TaskId, PageSize: int(r.PageSize), PageToken: r.PageToken}
+		}), s.h.ListTaskPushNotificationConfigs, noErr(listPushConfigsResponseToPB))
+}
+
+// DeleteTaskPushNotificationConfig implements a2apb.A2AService.
+func (s *Server) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2apb.DeleteTaskPushNotificationConfigRequest) (*emptypb.Empty, error) {
+	return unary(s, ctx, "DeleteTaskPushNotificationConfig", req,
+		noErr(func(r *a2apb.DeleteTaskPushNotificationConfigRequest) *a2a.DeleteTaskPushNotificationConfigRequest {
+			return &a2a.DeleteTaskPushNotificationConfigRequest{Tenant: r.Tenant, TaskID: r.TaskId, ID: r.Id}
+		}), func(ctx context.Context, r *a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+			return struct{}{}, s.h.DeleteTaskPushNotificationConfig(ctx, r)
+		}, noErr(func(struct{}) *emptypb.Empty { return new(emptypb.Empty) }))
+}
+
+// GetExtendedAgentCard implements a2apb.A2AService.
+func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtendedAgentCardRequest) (*a2apb.AgentCard, error) {
+	return unary(s, ctx, "GetExtendedAgentCard", req,
+		noErr(func(r *a2apb.GetExtendedAgentCardRequest) *a2a.GetExtendedAgentCardRequest {
+			return &a2a.GetExtendedAgentCardRequest{Tenant: r.Tenant}
+		}), s.h.GetExtendedAgentCard, cardToPB)
+}
