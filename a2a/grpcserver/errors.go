@@ -1,8 +1,6 @@
 package grpcserver
 
 import (
-	"context"
-	"errors"
 	"log/slog"
 
 	"github.com/cloudwego/kitex/pkg/kerrors"
@@ -13,8 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/a2amesh/a2amesh/a2a"
-	"github.com/a2amesh/a2amesh/a2a/eventlog"
-	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/a2a/server"
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of A2A errors.
@@ -44,23 +41,6 @@ func isA2ACode(c a2a.ErrorCode) bool {
 	return c <= a2a.CodeTaskNotFound && c >= a2a.CodeVersionNotSupported
 }
 
-// protocolError keeps protocol errors and hides internal ones: their
-// details go to the log, the client gets a generic message.
-func protocolError(log *slog.Logger, method string, err error) *a2a.Error {
-	var e *a2a.Error
-	switch {
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, taskstore.ErrUnavailable), errors.Is(err, eventlog.ErrUnavailable):
-		log.Warn("a2a: gRPC request failed", "method", method, "err", err)
-		return a2a.Errorf(a2a.CodeInternal, "the agent's task storage cannot be reached at the moment; retry later")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return a2a.Errorf(a2a.CodeInternal, "the request was canceled: %v", err)
-	}
-	log.Error("a2a: gRPC request failed", "method", method, "err", err)
-	return a2a.Errorf(a2a.CodeInternal, "internal error while serving %s; see the server log", method)
-}
-
 // statusError returns err as the error a Kitex handler returns for a gRPC
 // status: code per the specification, the error's message, a
 // google.rpc.ErrorInfo for A2A errors and a google.rpc.RetryInfo for
@@ -68,7 +48,7 @@ func protocolError(log *slog.Logger, method string, err error) *a2a.Error {
 // gRPC clients retry on. The status travels as a Kitex GRPCBizStatusError:
 // for a plain error Kitex would append " [biz error]" to the message.
 func statusError(log *slog.Logger, method string, err error) error {
-	e := protocolError(log, method, err)
+	e := server.ProtocolError(log, method, err)
 	code := grpcCode(e.Code)
 	if e.RetryAfter > 0 && e.Code == a2a.CodeInternal {
 		code = codes.Unavailable

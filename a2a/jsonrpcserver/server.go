@@ -31,10 +31,8 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
-	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
-	"github.com/a2amesh/a2amesh/a2a/taskstore"
 )
 
 // CardPath is where the agent card is served.
@@ -285,7 +283,7 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 	}
 	result, err := s.call(ctx, op, mver, req.Params)
 	if err != nil {
-		s.writeError(c, id, s.protocolError(op, err), version)
+		s.writeError(c, id, server.ProtocolError(s.log, op.String(), err), version)
 		return
 	}
 	// Encode straight into Hertz's response buffer: no copy.
@@ -372,24 +370,6 @@ func splitList(h []byte) []string {
 		}
 	}
 	return out
-}
-
-// protocolError keeps protocol errors and hides internal ones: their
-// details go to the log, the client gets a generic message.
-func (s *Server) protocolError(op jsonrpc.Op, err error) *a2a.Error {
-	var e *a2a.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	if errors.Is(err, taskstore.ErrUnavailable) || errors.Is(err, eventlog.ErrUnavailable) {
-		s.log.Warn("a2a: request failed", "method", op.String(), "err", err)
-		return a2a.Errorf(a2a.CodeInternal, "the agent's task storage cannot be reached at the moment; retry later")
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return a2a.Errorf(a2a.CodeInternal, "the request was canceled: %v", err)
-	}
-	s.log.Error("a2a: request failed", "method", op.String(), "err", err)
-	return a2a.Errorf(a2a.CodeInternal, "internal error while serving %s; see the server log", op)
 }
 
 func (s *Server) writeError(c *app.RequestContext, id json.RawMessage, e *a2a.Error, version string) {

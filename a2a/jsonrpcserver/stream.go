@@ -13,6 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
+	"github.com/a2amesh/a2amesh/a2a/server"
 )
 
 // serveStream answers a streaming method with Server-Sent Events. Each
@@ -28,7 +29,7 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
-			pe := s.protocolError(op, err)
+			pe := server.ProtocolError(s.log, op.String(), err)
 			setRetryAfter(c, pe) // written with the headers, if they have not been
 			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
 			if werr := w.event("", buf, true); werr != nil {
