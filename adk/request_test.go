@@ -8,9 +8,9 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
-	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/supervisor"
 	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/internal/adktest"
 )
 
 func contextMessage(agent, text string) *schema.Message {
@@ -88,31 +88,6 @@ func (o ownRun) Run(ctx context.Context, in *adk.AgentInput, _ ...adk.AgentRunOp
 
 const tripRequest = "Plan a 3-step trip from Paris to Rome and compute the total cost of 120 + 80 + 45"
 
-func plannerAgent(t *testing.T) adk.Agent {
-	t.Helper()
-	ctx := context.Background()
-	m := offline.New()
-	p, err := planexecute.NewPlanner(ctx, &planexecute.PlannerConfig{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := planexecute.NewExecutor(ctx, &planexecute.ExecutorConfig{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := planexecute.NewReplanner(ctx, &planexecute.ReplannerConfig{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := planexecute.New(ctx, &planexecute.Config{Name: "PlannerAgent",
-		Description: "Plans multi-step tasks and carries them out step by step: calculations and research",
-		Planner:     p, Executor: e, Replanner: r, MaxIterations: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // A plan-execute agent a router transfers to plans the person's request,
 // not the transfer's result (issue 13), whether it runs in the router's
 // run or in one of its own.
@@ -128,7 +103,7 @@ func TestPlanAfterTransfer(t *testing.T) {
 			ctx := context.Background()
 			router := newAgent(t, "RouterAgent", "Routes each request to the agent that can answer it",
 				"You route requests. Answer only what no other agent fits.", offline.New())
-			root, err := adk.SetSubAgents(ctx, router, []adk.Agent{tc.wrap(plannerAgent(t))})
+			root, err := adk.SetSubAgents(ctx, router, []adk.Agent{tc.wrap(adktest.Planner(t))})
 			if err != nil {
 				t.Fatal(err)
 			}

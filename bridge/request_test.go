@@ -10,7 +10,6 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
-	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/supervisor"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/internal/adktest"
@@ -34,31 +33,6 @@ func router(t *testing.T, name, desc string, subs ...adk.Agent) adk.Agent {
 
 const routes = "Routes each request to the agent that can answer it"
 
-func planExecute(t *testing.T) adk.Agent {
-	t.Helper()
-	ctx := context.Background()
-	m := offline.New()
-	p, err := planexecute.NewPlanner(ctx, &planexecute.PlannerConfig{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := planexecute.NewExecutor(ctx, &planexecute.ExecutorConfig{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := planexecute.NewReplanner(ctx, &planexecute.ReplannerConfig{Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := planexecute.New(ctx, &planexecute.Config{Name: "PlannerAgent",
-		Description: "Plans multi-step tasks and carries them out step by step: calculations and research",
-		Planner:     p, Executor: e, Replanner: r, MaxIterations: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // A plan-execute agent served in another process and reached by a transfer
 // plans the person's request, not the transfer's result (issue 13): the
 // context the caller's history becomes crosses the wire as context, over
@@ -67,7 +41,7 @@ func planExecute(t *testing.T) adk.Agent {
 func TestPlanAfterTransferToARemoteAgent(t *testing.T) {
 	const request = "Plan a 3-step trip from Paris to Rome and compute the total cost of 120 + 80 + 45"
 	const plan = `"Plan:\n1. Plan a 3-step trip from Paris to Rome\n2. compute the total cost of 120 + 80 + 45"`
-	planner := serveAgent(t, planExecute(t))
+	planner := serveAgent(t, adktest.Planner(t))
 	// The front router is served too; its description fits the request,
 	// so the caller's router picks it, and it transfers on.
 	front := serveAgent(t, router(t, "FrontAgent", "Plans multi-step tasks through its planning agent", remote(t, planner)))
