@@ -150,12 +150,6 @@ func SignalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// Fatal logs err and exits with status 1.
-func Fatal(log *slog.Logger, msg string, err error) {
-	log.Error(msg, "err", err)
-	os.Exit(1)
-}
-
 // ServeDebug serves Go's profiling endpoints (/debug/pprof/) on addr until
 // ctx is done. It is for operators diagnosing a live process; leave addr
 // empty to serve nothing.
