@@ -52,6 +52,17 @@ var codeNames = map[ErrorCode]struct{ reason, text string }{
 // ("TASK_NOT_FOUND"), or "" for a code A2A does not define.
 func (c ErrorCode) Reason() string { return codeNames[c].reason }
 
+// CodeForReason returns the code whose Reason is reason, as a
+// google.rpc.ErrorInfo names it on the gRPC and HTTP+JSON bindings.
+func CodeForReason(reason string) (ErrorCode, bool) {
+	for c, n := range codeNames {
+		if n.reason == reason {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
 func (c ErrorCode) String() string {
 	if n, ok := codeNames[c]; ok {
 		return n.text

@@ -1,7 +1,14 @@
 // Package client is the A2A client SDK: resolve an agent's card, then call
-// every A2A operation over JSON-RPC, speaking A2A 1.0 or, to servers whose
-// card offers only 0.3, A2A 0.3. Streams are iterators that resume a cut
-// connection from the last event they delivered.
+// every A2A operation over the binding the card offers that the client
+// prefers (JSON-RPC, HTTP+JSON, or gRPC with package grpcclient), speaking
+// A2A 1.0 or, to servers whose card offers only 0.3, A2A 0.3 over JSON-RPC.
+// Streams are iterators that resume a cut connection from the last event
+// they delivered.
+//
+// A binding is a Transport behind one interface: this package holds the
+// JSON-RPC wire (jsonrpc10.go, jsonrpc03.go, one file per protocol
+// version) and the HTTP+JSON wire (rest.go); the Client adds what they
+// share: the card, the tenant, timeouts and stream resumption.
 //
 //	c, err := client.New(ctx, "http://127.0.0.1:9001", client.Config{})
 //	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hi")})
@@ -9,7 +16,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,36 +24,28 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
-	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 )
 
 // Client calls one agent. It is safe for concurrent use.
 type Client struct {
+	t           Transport
 	url         string
+	binding     string
 	version     string
 	tenant      string
 	card        *a2a.AgentCard
 	hc          *http.Client
+	ownHC       bool
 	calls       []CallOption
 	resumes     int
-	maxEv       int
 	idle        time.Duration
 	respTimeout time.Duration
-	nextID      atomic.Uint64
-	// headers are the headers of every request: unary [0], streaming [1].
-	headers [2]http.Header
-	// sseBuffers keeps the read buffers of finished event streams
-	// (*bufio.Reader) for the next ones.
-	sseBuffers sync.Pool
 }
 
 // Config configures a Client. The zero value of every field is its
@@ -63,6 +61,12 @@ type Config struct {
 	// "0.3". Empty means the newest the card offers (New, NewFromCard),
 	// or 1.0 for NewFromURL, which has no card.
 	ProtocolVersion string
+	// Bindings are the protocol bindings the client may use, the one it
+	// prefers first: New and NewFromCard take the card's interfaces in
+	// this order, the first binding the card offers (in the newest
+	// version both speak) winning; NewFromURL uses the first. Empty means
+	// JSONRPC, then HTTPJSON. Add gRPC with grpcclient.Binding.
+	Bindings []Binding
 	// CallOptions apply to every call, before the call's own.
 	CallOptions []CallOption
 	// ResumeAttempts is how many times in a row a cut stream is resumed
@@ -133,7 +137,9 @@ const (
 type settings struct {
 	hc          *http.Client
 	ownHC       bool // hc was made here, so closing its connections is ours to do
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	version     string
+	bindings    []Binding
 	calls       []CallOption
 	resumes     int // <= 0: no resumption
 	maxEvent    int
@@ -145,8 +151,11 @@ type settings struct {
 func (cfg Config) settings() *settings {
 	s := &settings{
 		hc: cfg.HTTPClient, version: cfg.ProtocolVersion, calls: slices.Clone(cfg.CallOptions),
-		resumes: cfg.ResumeAttempts, maxEvent: cfg.MaxEventBytes,
+		resumes: cfg.ResumeAttempts, maxEvent: cfg.MaxEventBytes, bindings: slices.Clone(cfg.Bindings),
 		idle: cfg.StreamIdleTimeout, respTimeout: cfg.ResponseTimeout, origins: cfg.AllowedOrigins,
+	}
+	if len(s.bindings) == 0 {
+		s.bindings = []Binding{JSONRPC, HTTPJSON}
 	}
 	if s.resumes == 0 {
 		s.resumes = DefaultResumeAttempts
@@ -163,6 +172,7 @@ func (cfg Config) settings() *settings {
 	switch {
 	case cfg.Guard != nil:
 		s.hc, s.ownHC = guarded(s.hc, cfg.Guard), true
+		s.dial = cfg.Guard.DialContext
 	case s.hc == nil:
 		s.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		s.ownHC = true
@@ -310,7 +320,11 @@ func cardLocation(agentURL string) (*url.URL, error) {
 // ErrOriginRefused, unless cfg.AllowedOrigins admits it, since whoever
 // serves the card could otherwise send the client's requests, and their
 // credentials, anywhere. A relative interface URL is resolved against the
-// card's URL. To trust a card wholly, pass it to NewFromCard.
+// card's URL. An interface whose URL is a bare host:port (gRPC's) is
+// trusted on the card's host, whatever its port, since one server cannot
+// serve gRPC and HTTP/1.1 on one port; elsewhere it needs AllowedOrigins
+// to name it as http://host:port (or https://). To trust a card wholly,
+// pass it to NewFromCard.
 func New(ctx context.Context, agentURL string, cfg Config) (*Client, error) {
 	s := cfg.settings()
 	c, err := newFromAgentURL(ctx, agentURL, s)
@@ -333,7 +347,7 @@ func newFromAgentURL(ctx context.Context, agentURL string, cfg *settings) (*Clie
 	if err != nil {
 		return nil, err
 	}
-	iface, err := chooseInterface(card, cfg.version)
+	iface, b, err := chooseInterface(card, cfg.version, cfg.bindings)
 	if err != nil {
 		return nil, err
 	}
@@ -341,10 +355,10 @@ func newFromAgentURL(ctx context.Context, agentURL string, cfg *settings) (*Clie
 	if err != nil {
 		return nil, err
 	}
+	chosen := *iface
+	chosen.URL = endpoint
 	// The client reuses the HTTP client (and connection) of the card fetch.
-	c := newClient(endpoint, iface.ProtocolVersion, cfg)
-	c.card, c.tenant = card, iface.Tenant
-	return c, nil
+	return newClient(card, &chosen, b, cfg)
 }
 
 // ErrOriginRefused matches, with errors.Is, New's error for a card whose
@@ -386,8 +400,20 @@ func parseOrigins(entries []string) (map[string]bool, error) {
 }
 
 // interfaceURL returns the endpoint of the card's chosen interface: its
-// URL resolved against the card's, if its origin is the card's or allowed.
+// URL resolved against the card's, if its origin is the card's or
+// allowed; a bare host:port (gRPC) as it is, if its host is the card's or
+// its origin allowed.
 func interfaceURL(cardURL *url.URL, iface *a2a.AgentInterface, allowed map[string]bool) (string, error) {
+	if host, port, err := net.SplitHostPort(iface.URL); err == nil && !strings.Contains(iface.URL, "/") {
+		h := strings.TrimSuffix(strings.ToLower(host), ".")
+		if h == strings.TrimSuffix(strings.ToLower(cardURL.Hostname()), ".") ||
+			allowed["http://"+net.JoinHostPort(h, port)] || allowed["https://"+net.JoinHostPort(h, port)] {
+			return iface.URL, nil
+		}
+		return "", &originError{fmt.Sprintf("a2a client: the card at %s names its %s %s interface at %s, on another host than the card's: "+
+			"refused, since a card could otherwise send this client's requests anywhere; allow http://%s explicitly (Config.AllowedOrigins)",
+			cardURL, iface.ProtocolBinding, iface.ProtocolVersion, iface.URL, net.JoinHostPort(h, port))}
+	}
 	u, err := cardURL.Parse(iface.URL)
 	if err != nil || iface.URL == "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("a2a client: the card at %s names its %s %s interface at %q, which is not an http(s) URL", cardURL, iface.ProtocolBinding, iface.ProtocolVersion, iface.URL)
@@ -400,80 +426,96 @@ func interfaceURL(cardURL *url.URL, iface *a2a.AgentInterface, allowed map[strin
 	return u.String(), nil
 }
 
-// NewFromCard returns a client for the card's JSON-RPC interface: the first
-// listed (cards list them preferred first) that speaks A2A 1.0, else the
-// first that speaks 0.3, or the first of the version cfg.ProtocolVersion
-// asks for. It trusts the card: the interface may be anywhere (New checks
-// it against the card's origin), and cfg.AllowedOrigins does not apply.
+// NewFromCard returns a client for one of the card's interfaces: of the
+// bindings in cfg.Bindings, the first the card offers, in A2A 1.0 if the
+// card offers the binding in 1.0, else in 0.3 (or in the version
+// cfg.ProtocolVersion asks for); of several such interfaces, the first
+// listed (cards list them preferred first). It trusts the card: the
+// interface may be anywhere (New checks it against the card's origin), and
+// cfg.AllowedOrigins does not apply.
 func NewFromCard(card *a2a.AgentCard, cfg Config) (*Client, error) {
 	s := cfg.settings()
-	iface, err := chooseInterface(card, s.version)
+	iface, b, err := chooseInterface(card, s.version, s.bindings)
 	if err != nil {
 		return nil, err
 	}
-	c := newClient(iface.URL, iface.ProtocolVersion, s)
-	c.card, c.tenant = card, iface.Tenant
-	return c, nil
+	return newClient(card, iface, b, s)
 }
 
-func chooseInterface(card *a2a.AgentCard, version string) (*a2a.AgentInterface, error) {
-	var chosen *a2a.AgentInterface
-	for i := range card.SupportedInterfaces {
-		iface := &card.SupportedInterfaces[i]
-		if iface.ProtocolBinding != a2a.BindingJSONRPC {
-			continue
+func chooseInterface(card *a2a.AgentCard, version string, bindings []Binding) (*a2a.AgentInterface, Binding, error) {
+	for _, b := range bindings {
+		var chosen *a2a.AgentInterface
+		for i := range card.SupportedInterfaces {
+			iface := &card.SupportedInterfaces[i]
+			v := iface.ProtocolVersion
+			switch {
+			case !strings.EqualFold(iface.ProtocolBinding, b.Name()) || !b.Speaks(v):
+			case version != "" && v != version:
+			case v == a2a.Version && (chosen == nil || chosen.ProtocolVersion != a2a.Version):
+				chosen = iface
+			case v == a2a.Version03 && chosen == nil:
+				chosen = iface
+			}
 		}
-		v := iface.ProtocolVersion
-		switch {
-		case version != "" && v != version:
-		case v == a2a.Version && (chosen == nil || chosen.ProtocolVersion != a2a.Version):
-			chosen = iface
-		case v == a2a.Version03 && chosen == nil:
-			chosen = iface
+		if chosen != nil {
+			return chosen, b, nil
 		}
 	}
-	if chosen == nil {
-		var offered []string
-		for _, iface := range card.SupportedInterfaces {
-			offered = append(offered, iface.ProtocolBinding+" "+iface.ProtocolVersion+" at "+iface.URL)
-		}
-		want := "JSONRPC 1.0 or 0.3"
-		if version != "" {
-			want = "JSONRPC " + version
-		}
-		return nil, fmt.Errorf("a2a client: agent %q offers no %s interface (it offers: %s)", card.Name, want, strings.Join(offered, "; "))
+	var offered, wanted []string
+	for _, iface := range card.SupportedInterfaces {
+		offered = append(offered, iface.ProtocolBinding+" "+iface.ProtocolVersion+" at "+iface.URL)
 	}
-	return chosen, nil
+	for _, b := range bindings {
+		var vs []string
+		for _, v := range []string{a2a.Version, a2a.Version03} {
+			if b.Speaks(v) && (version == "" || v == version) {
+				vs = append(vs, v)
+			}
+		}
+		if version != "" && len(vs) == 0 {
+			vs = append(vs, version)
+		}
+		wanted = append(wanted, b.Name()+" "+strings.Join(vs, " or "))
+	}
+	want := strings.Join(wanted, ", ")
+	return nil, nil, fmt.Errorf("a2a client: agent %q offers no %s interface (it offers: %s)", card.Name, want, strings.Join(offered, "; "))
 }
 
-// NewFromURL returns a client for a JSON-RPC endpoint, without fetching a
-// card: it speaks cfg.ProtocolVersion (empty: 1.0), and cfg.AllowedOrigins
-// does not apply.
-func NewFromURL(endpoint string, cfg Config) *Client {
+// NewFromURL returns a client for an endpoint of the first of
+// cfg.Bindings (JSON-RPC unless set), without fetching a card: it speaks
+// cfg.ProtocolVersion (empty: 1.0), and cfg.AllowedOrigins does not apply.
+func NewFromURL(endpoint string, cfg Config) (*Client, error) {
 	s := cfg.settings()
-	return newClient(endpoint, s.version, s)
-}
-
-func newClient(endpoint, version string, cfg *settings) *Client {
+	version := s.version
 	if version == "" {
 		version = a2a.Version
 	}
-	c := &Client{
-		url: endpoint, version: version, hc: cfg.hc, calls: cfg.calls,
-		resumes: cfg.resumes, maxEv: cfg.maxEvent, idle: cfg.idle, respTimeout: cfg.respTimeout,
-	}
-	for i, accept := range []string{"application/json", "text/event-stream"} {
-		h := http.Header{}
-		h.Set("Content-Type", "application/json")
-		h.Set("A2A-Version", version)
-		h.Set("Accept", accept)
-		c.headers[i] = h
-	}
-	return c
+	return newClient(nil, &a2a.AgentInterface{URL: endpoint, ProtocolBinding: s.bindings[0].Name(), ProtocolVersion: version}, s.bindings[0], s)
 }
 
-// CloseIdleConnections closes the HTTP client's idle connections.
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+func newClient(card *a2a.AgentCard, iface *a2a.AgentInterface, b Binding, cfg *settings) (*Client, error) {
+	t, err := b.Transport(iface, &TransportConfig{HTTPClient: cfg.hc, Dial: cfg.dial, MaxEventBytes: cfg.maxEvent, StreamIdleTimeout: cfg.idle})
+	if err != nil {
+		return nil, fmt.Errorf("a2a client: %s interface at %s: %w", b.Name(), iface.URL, err)
+	}
+	return &Client{
+		t: t, url: iface.URL, binding: b.Name(), version: iface.ProtocolVersion, tenant: iface.Tenant, card: card,
+		hc: cfg.hc, ownHC: cfg.ownHC, calls: cfg.calls, resumes: cfg.resumes, idle: cfg.idle, respTimeout: cfg.respTimeout,
+	}, nil
+}
+
+// Close releases the client's idle connections (its transport's, and the
+// HTTP client's when the client made it). Calls in progress go on.
+func (c *Client) Close() error {
+	err := c.t.Close()
+	if c.ownHC {
+		c.hc.CloseIdleConnections()
+	}
+	return err
+}
+
+// CloseIdleConnections closes the client's idle connections; it is Close.
+func (c *Client) CloseIdleConnections() { _ = c.Close() }
 
 // Card returns the agent's card (nil for NewFromURL clients).
 func (c *Client) Card() *a2a.AgentCard { return c.card }
@@ -481,10 +523,12 @@ func (c *Client) Card() *a2a.AgentCard { return c.card }
 // ProtocolVersion returns the A2A version the client speaks.
 func (c *Client) ProtocolVersion() string { return c.version }
 
-// URL returns the JSON-RPC endpoint.
-func (c *Client) URL() string { return c.url }
+// Binding returns the protocol binding the client speaks, as cards name
+// it (a2a.BindingJSONRPC, ...).
+func (c *Client) Binding() string { return c.binding }
 
-func (c *Client) v03() bool { return c.version == a2a.Version03 }
+// URL returns the endpoint of the interface the client calls.
+func (c *Client) URL() string { return c.url }
 
 func applyCalls(base, extra []CallOption) *callConfig {
 	cc := &callConfig{header: make(http.Header)}
@@ -497,86 +541,31 @@ func applyCalls(base, extra []CallOption) *callConfig {
 	return cc
 }
 
-// newRequest builds the HTTP request of a JSON-RPC call.
-func (c *Client) newRequest(ctx context.Context, op jsonrpc.Op, params any, cc *callConfig, stream bool) (*http.Request, string, error) {
-	id := strconv.FormatUint(c.nextID.Add(1), 10)
-	body, err := jsonrpc.AppendRequest(make([]byte, 0, 1024), id, op.Method(c.version), params)
-	if err != nil {
-		return nil, "", fmt.Errorf("a2a client: %s: encode request: %w", op, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, "", fmt.Errorf("a2a client: %s: %w", op, err)
-	}
-	kind := 0
-	if stream {
-		kind = 1
-	}
-	req.Header = c.headers[kind].Clone()
-	for k, v := range cc.header {
-		if _, ours := req.Header[k]; !ours {
-			req.Header[k] = v
-		}
-	}
-	if exts := req.Header.Get("A2A-Extensions"); exts != "" && c.v03() {
-		req.Header.Set("X-A2A-Extensions", exts) // the 0.3 name of the header
-	}
-	return req, id, nil
-}
-
-// call performs a unary JSON-RPC call and decodes its result into out
-// (unless out is nil).
-func (c *Client) call(ctx context.Context, op jsonrpc.Op, params any, out any, opts []CallOption) error {
+// unary runs one unary call through the transport, bounded by the call's
+// Timeout and, unless it lasts until the task settles, the response
+// timeout.
+func unary[T any](ctx context.Context, c *Client, op string, opts []CallOption, untilSettled bool, call func(context.Context, http.Header) (T, error)) (T, error) {
 	cc := applyCalls(c.calls, opts)
 	if cc.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cc.timeout)
 		defer cancel()
 	}
-	if c.respTimeout > 0 && !cc.untilSettled {
+	if c.respTimeout > 0 && !untilSettled {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.respTimeout, &timeoutError{msg: fmt.Sprintf("no response within %s", c.respTimeout)})
 		defer cancel()
 	}
-	req, id, err := c.newRequest(ctx, op, params, cc, false)
+	out, err := call(ctx, cc.header)
 	if err != nil {
-		return err
+		var zero T
+		var te *timeoutError
+		if cause := context.Cause(ctx); ctx.Err() != nil && errors.As(cause, &te) {
+			return zero, fmt.Errorf("a2a client: %s %s: %w", op, c.url, te)
+		}
+		return zero, err
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("a2a client: %s %s: %w", op, c.url, timeoutCause(ctx, err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxEv)+1))
-	if err != nil {
-		return fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, timeoutCause(ctx, err))
-	}
-	return c.decodeUnary(op, id, resp.StatusCode, resp.Status, body, out)
-}
-
-func (c *Client) decodeUnary(op jsonrpc.Op, id string, status int, statusText string, body []byte, out any) error {
-	// A result is required, but a2a-go omits it where it means nothing
-	// (deleting a push config); when the caller discards it, let it pass.
-	r, err := jsonrpc.DecodeResponse(body)
-	if err != nil || (r.Error == nil && r.Result == nil && out != nil) {
-		return fmt.Errorf("a2a client: %s %s: HTTP %s: not a JSON-RPC response: %s", op, c.url, statusText, snippet(body))
-	}
-	if r.Error != nil {
-		return fmt.Errorf("a2a client: %s: %w", op, r.Error.Err())
-	}
-	if status != http.StatusOK {
-		return fmt.Errorf("a2a client: %s %s: HTTP %s", op, c.url, statusText)
-	}
-	if got := strings.Trim(string(r.ID), `"`); got != id {
-		return fmt.Errorf("a2a client: %s: response id %s does not match request id %s", op, r.ID, id)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := a2a.Unmarshal(r.Result, out); err != nil {
-		return fmt.Errorf("a2a client: %s: decode result: %w", op, err)
-	}
-	return nil
+	return out, nil
 }
 
 func snippet(b []byte) string {
@@ -587,9 +576,6 @@ func snippet(b []byte) string {
 	}
 	return s
 }
-
-// errStreamCut marks a stream that ended before its task settled.
-var errStreamCut = errors.New("stream cut before the task settled")
 
 // ErrTimeout matches, with errors.Is, the errors of calls and streams that
 // the client's own timeouts ended (Config.ResponseTimeout,

@@ -9,7 +9,10 @@ import (
 // streams, so a hung server is an error without any configuration. (The
 // external tests show the timeouts at work with shorter values.)
 func TestDefaultTimeouts(t *testing.T) {
-	c := NewFromURL("http://127.0.0.1:1/", Config{})
+	c, err := NewFromURL("http://127.0.0.1:1/", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.CloseIdleConnections()
 	for _, tc := range []struct {
 		name      string

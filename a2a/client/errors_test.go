@@ -172,14 +172,14 @@ func TestVersionNotSupported(t *testing.T) {
 	ctx := context.Background()
 	clients := map[string]func(t *testing.T) *client.Client{
 		a2a.Version: func(t *testing.T) *client.Client {
-			c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: "9.9"})
+			c := fromURL(t, s.URL, client.Config{ProtocolVersion: "9.9"})
 			t.Cleanup(c.CloseIdleConnections)
 			return c
 		},
 		a2a.Version03: func(t *testing.T) *client.Client {
 			rec := newRecorder()
 			rec.rewrite = func(r *http.Request) { r.Header.Set("A2A-Version", "9.9") }
-			c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: a2a.Version03, HTTPClient: rec.client()})
+			c := fromURL(t, s.URL, client.Config{ProtocolVersion: a2a.Version03, HTTPClient: rec.client()})
 			t.Cleanup(c.CloseIdleConnections)
 			return c
 		},
@@ -207,7 +207,7 @@ func TestVersionNotSupported(t *testing.T) {
 		})
 	}
 	t.Run("Header cannot override A2A-Version", func(t *testing.T) {
-		c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: a2a.Version, CallOptions: []client.CallOption{client.Header("A2A-Version", "9.9")}})
+		c := fromURL(t, s.URL, client.Config{ProtocolVersion: a2a.Version, CallOptions: []client.CallOption{client.Header("A2A-Version", "9.9")}})
 		t.Cleanup(c.CloseIdleConnections)
 		if _, err := c.SendMessage(ctx, sendReq("hi")); err != nil {
 			t.Fatalf("SendMessage: %v", err)

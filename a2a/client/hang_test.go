@@ -105,7 +105,7 @@ func TestHungServer(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			hc := newHTTPClient()
 			t.Cleanup(hc.CloseIdleConnections)
-			c := client.NewFromURL(url, client.Config{ProtocolVersion: v, HTTPClient: hc,
+			c := fromURL(t, url, client.Config{ProtocolVersion: v, HTTPClient: hc,
 				ResponseTimeout: hangTimeout, StreamIdleTimeout: hangTimeout})
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
@@ -211,7 +211,7 @@ func TestStreamStallsAfterFirstEvent(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					s := newStallingServer(t, tc.answerResumes)
-					c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: v, HTTPClient: newHTTPClient(),
+					c := fromURL(t, s.URL, client.Config{ProtocolVersion: v, HTTPClient: newHTTPClient(),
 						StreamIdleTimeout: hangTimeout, ResumeAttempts: tc.resumes})
 					t.Cleanup(c.CloseIdleConnections)
 					ctx := bounded(t)

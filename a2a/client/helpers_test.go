@@ -390,3 +390,13 @@ func (b *cutBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// fromURL is client.NewFromURL for a test, which fails on its error.
+func fromURL(t testing.TB, url string, cfg client.Config) *client.Client {
+	t.Helper()
+	c, err := client.NewFromURL(url, cfg)
+	if err != nil {
+		t.Fatalf("NewFromURL(%s): %v", url, err)
+	}
+	return c
+}

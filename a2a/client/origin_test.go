@@ -189,7 +189,7 @@ func TestGuard(t *testing.T) {
 	})
 	t.Run("calls refused", func(t *testing.T) {
 		for _, hc := range []*http.Client{nil, {}, {Transport: &http.Transport{}}} {
-			c := client.NewFromURL(s.URL, client.Config{Guard: &netguard.Guard{}, HTTPClient: hc})
+			c := fromURL(t, s.URL, client.Config{Guard: &netguard.Guard{}, HTTPClient: hc})
 			_, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "t"})
 			if !errors.Is(err, netguard.ErrRefused) {
 				t.Errorf("GetTask = %v, want a netguard refusal", err)

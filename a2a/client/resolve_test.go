@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net"
@@ -202,6 +203,7 @@ func TestNewFromCard(t *testing.T) {
 		cfg         client.Config
 		wantVersion string
 		wantURL     string
+		wantBinding string   // empty: JSONRPC
 		wantErr     []string // what the error mentions
 	}{
 		{
@@ -226,24 +228,36 @@ func TestNewFromCard(t *testing.T) {
 			wantVersion: a2a.Version03, wantURL: url,
 		},
 		{
-			name:    "no JSONRPC interface",
-			ifaces:  []a2a.AgentInterface{iface(a2a.BindingGRPC, a2a.Version, "grpc://127.0.0.1:1"), iface(a2a.BindingHTTPJSON, a2a.Version, url)},
-			wantErr: []string{`"test agent"`, "offers no JSONRPC 1.0 or 0.3 interface", "GRPC 1.0 at grpc://127.0.0.1:1", "HTTP+JSON 1.0 at " + url},
+			name:        "no JSONRPC interface: HTTP+JSON",
+			ifaces:      []a2a.AgentInterface{iface(a2a.BindingGRPC, a2a.Version, "127.0.0.1:1"), iface(a2a.BindingHTTPJSON, a2a.Version, url)},
+			wantVersion: a2a.Version, wantURL: url, wantBinding: a2a.BindingHTTPJSON,
+		},
+		{
+			name:        "HTTP+JSON preferred",
+			ifaces:      []a2a.AgentInterface{iface(a2a.BindingJSONRPC, a2a.Version, url+"/rpc"), iface(a2a.BindingHTTPJSON, a2a.Version, url)},
+			cfg:         client.Config{Bindings: []client.Binding{client.HTTPJSON, client.JSONRPC}},
+			wantVersion: a2a.Version, wantURL: url, wantBinding: a2a.BindingHTTPJSON,
+		},
+		{
+			name:    "no interface of the bindings asked for",
+			ifaces:  []a2a.AgentInterface{iface(a2a.BindingGRPC, a2a.Version, "127.0.0.1:1"), iface(a2a.BindingHTTPJSON, a2a.Version, url)},
+			cfg:     client.Config{Bindings: []client.Binding{client.JSONRPC}},
+			wantErr: []string{`"test agent"`, "offers no JSONRPC 1.0 or 0.3 interface", "GRPC 1.0 at 127.0.0.1:1", "HTTP+JSON 1.0 at " + url},
 		},
 		{
 			name:    "no interfaces",
-			wantErr: []string{"offers no JSONRPC 1.0 or 0.3 interface"},
+			wantErr: []string{"offers no JSONRPC 1.0 or 0.3, HTTP+JSON 1.0 interface"},
 		},
 		{
 			name:    "unknown JSONRPC version only",
 			ifaces:  []a2a.AgentInterface{iface(a2a.BindingJSONRPC, "2.0", url)},
-			wantErr: []string{"offers no JSONRPC 1.0 or 0.3 interface", "JSONRPC 2.0 at " + url},
+			wantErr: []string{"offers no JSONRPC 1.0 or 0.3, HTTP+JSON 1.0 interface", "JSONRPC 2.0 at " + url},
 		},
 		{
 			name:    "asking for a version not offered",
 			ifaces:  echo.Card(url).SupportedInterfaces,
 			cfg:     client.Config{ProtocolVersion: "2.0"},
-			wantErr: []string{"offers no JSONRPC 2.0 interface"},
+			wantErr: []string{"offers no JSONRPC 2.0, HTTP+JSON 2.0 interface"},
 		},
 	}
 	for _, tc := range cases {
@@ -265,8 +279,9 @@ func TestNewFromCard(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.CloseIdleConnections)
-			if c.ProtocolVersion() != tc.wantVersion || c.URL() != tc.wantURL || c.Card() != card {
-				t.Errorf("client speaks %s at %s, want %s at %s", c.ProtocolVersion(), c.URL(), tc.wantVersion, tc.wantURL)
+			wantBinding := cmp.Or(tc.wantBinding, a2a.BindingJSONRPC)
+			if c.ProtocolVersion() != tc.wantVersion || c.URL() != tc.wantURL || c.Binding() != wantBinding || c.Card() != card {
+				t.Errorf("client speaks %s %s at %s, want %s %s at %s", c.Binding(), c.ProtocolVersion(), c.URL(), wantBinding, tc.wantVersion, tc.wantURL)
 			}
 		})
 	}
@@ -276,7 +291,7 @@ func TestNewFromURL(t *testing.T) {
 	s := startEcho(t, serverOpts{})
 	for _, tc := range []struct{ version, want string }{{"", a2a.Version}, {a2a.Version, a2a.Version}, {a2a.Version03, a2a.Version03}} {
 		t.Run("version "+tc.version, func(t *testing.T) {
-			c := client.NewFromURL(s.URL, client.Config{ProtocolVersion: tc.version})
+			c := fromURL(t, s.URL, client.Config{ProtocolVersion: tc.version})
 			t.Cleanup(c.CloseIdleConnections)
 			if c.ProtocolVersion() != tc.want || c.URL() != s.URL || c.Card() != nil {
 				t.Fatalf("client speaks %s at %s, card %v", c.ProtocolVersion(), c.URL(), c.Card())

@@ -1,28 +1,26 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
-	"mime"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
-	"github.com/a2amesh/a2amesh/a2a/a2av03"
-	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 )
 
 // Event is one event of a task stream.
 type Event struct {
 	a2a.Event
-	// ID is the event's SSE id. An a2amesh server numbers a task's events
-	// from 1; pass the last ID received to Resubscribe to continue after it.
-	// It is "" for events sent without one (a direct message reply).
+	// ID is the event's id in its task's stream. An a2amesh server numbers
+	// a task's events from 1, on every binding; pass the last ID received
+	// to Resubscribe to continue after it. It is "" for events sent
+	// without one (a direct message reply, a server that does not number
+	// events).
 	ID string
 }
 
@@ -32,21 +30,17 @@ type Event struct {
 // connection is cut, the stream resumes after the last event received (see
 // Config.ResumeAttempts), so no event is lost or repeated.
 func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) iter.Seq2[Event, error] {
-	var params any
-	if c.v03() {
-		params = a2av03.FromSendMessageRequest(req)
-	} else {
-		r := *req
-		r.Tenant = c.withTenant(r.Tenant)
-		params = &r
-	}
-	return c.stream(ctx, jsonrpc.OpSendStreamingMessage, params, "", "", opts)
+	r := *req
+	r.Tenant = c.withTenant(r.Tenant)
+	return c.stream(ctx, &StreamRequest{Send: &r}, "", opts)
 }
 
 // SubscribeToTask streams a running task's events, starting with the task
 // as it is now, until it reaches a final or interrupted state.
 func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, opts ...CallOption) iter.Seq2[Event, error] {
-	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(req.ID, req.Tenant), req.ID, "", opts)
+	r := *req
+	r.Tenant = c.withTenant(r.Tenant)
+	return c.stream(ctx, &StreamRequest{Subscribe: &r}, req.ID, opts)
 }
 
 // Resubscribe continues a task's stream after the event with the given ID,
@@ -54,14 +48,8 @@ func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 // following it until it reaches a final or interrupted state. It needs a
 // server that numbers events, as a2amesh servers do.
 func (c *Client) Resubscribe(ctx context.Context, taskID, lastEventID string, opts ...CallOption) iter.Seq2[Event, error] {
-	return c.stream(ctx, jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, ""), taskID, lastEventID, opts)
-}
-
-func (c *Client) subscribeParams(taskID, tenant string) any {
-	if c.v03() {
-		return &a2av03.TaskIDParams{ID: taskID}
-	}
-	return &a2a.SubscribeToTaskRequest{ID: taskID, Tenant: c.withTenant(tenant)}
+	req := &StreamRequest{Subscribe: &a2a.SubscribeToTaskRequest{ID: taskID, Tenant: c.tenant}, LastEventID: lastEventID}
+	return c.stream(ctx, req, taskID, opts)
 }
 
 // stream runs a streaming call, resuming it when it is cut. taskID is the
@@ -70,10 +58,16 @@ func (c *Client) subscribeParams(taskID, tenant string) any {
 // Resumptions share one idle timeout from the cut: a server that hangs
 // fails the stream within about twice the timeout, however many attempts
 // are left.
-func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, lastEventID string, opts []CallOption) iter.Seq2[Event, error] {
+func (c *Client) stream(ctx context.Context, req *StreamRequest, taskID string, opts []CallOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		cc := applyCalls(c.calls, opts)
-		lastID := lastEventID
+		tenant := c.tenant
+		if req.Send != nil {
+			tenant = req.Send.Tenant
+		} else if req.Subscribe != nil {
+			tenant = req.Subscribe.Tenant
+		}
+		lastID := req.LastEventID
 		failures := 0
 		var cutAt time.Time // when the stream was cut, until the server is heard from again
 		for {
@@ -82,7 +76,9 @@ func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, 
 				wait -= time.Since(cutAt)
 			}
 			progressed := false
-			done, heard, err := c.streamOnce(ctx, op, params, lastID, cc, wait, func(ev Event) bool {
+			attempt := *req
+			attempt.LastEventID = lastID
+			done, heard, err := c.streamOnce(ctx, &attempt, cc, wait, func(ev Event) bool {
 				progressed = true
 				if id, _ := ev.TaskIDs(); id != "" {
 					taskID = id
@@ -104,10 +100,10 @@ func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, 
 			// Resume only where it is exact: after a numbered event of a
 			// known task, on a server that honours Last-Event-ID.
 			_, numErr := strconv.ParseUint(lastID, 10, 64)
-			if err != nil && ctx.Err() == nil && errors.Is(err, errStreamCut) && failures < c.resumes && taskID != "" && numErr == nil &&
+			if err != nil && ctx.Err() == nil && errors.Is(err, ErrStreamCut) && failures < c.resumes && taskID != "" && numErr == nil &&
 				(c.idle <= 0 || time.Since(cutAt) < c.idle) {
 				failures++
-				op, params = jsonrpc.OpSubscribeToTask, c.subscribeParams(taskID, "")
+				req = &StreamRequest{Subscribe: &a2a.SubscribeToTaskRequest{ID: taskID, Tenant: tenant}}
 				continue
 			}
 			if err == nil {
@@ -119,29 +115,25 @@ func (c *Client) stream(ctx context.Context, op jsonrpc.Op, params any, taskID, 
 	}
 }
 
-// streamOnce performs one streaming HTTP exchange. wait bounds the wait
-// for the response headers (when the idle timeout is on), and the idle
-// timeout each later silence. done reports that the consumer stopped or
-// the stream ended normally; otherwise err says why it ended, wrapping
-// errStreamCut when it can be resumed. heard reports that the server
-// answered at all.
-func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, lastEventID string, cc *callConfig, wait time.Duration,
+// streamOnce performs one streaming exchange. wait bounds the wait for the
+// server's first word (when the idle timeout is on), and the idle timeout
+// each later silence. done reports that the consumer stopped or the stream
+// ended normally; otherwise err says why it ended, wrapping ErrStreamCut
+// when it can be resumed. heard reports that the server answered at all.
+func (c *Client) streamOnce(ctx context.Context, req *StreamRequest, cc *callConfig, wait time.Duration,
 	yield func(Event) bool) (done, heard bool, err error) {
+	op := "SubscribeToTask"
+	if req.Send != nil {
+		op = "SendStreamingMessage"
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	req, id, err := c.newRequest(ctx, op, params, cc, true)
-	if err != nil {
-		return false, false, err
-	}
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
 	// The idle timer runs from the request on, so that a server that
 	// accepts the connection and never answers is cut too; but only while
 	// waiting for the server, not while the consumer handles an event.
 	var answered atomic.Bool
 	pause, resume := func() {}, func() {}
-	var onBytes func()
+	req.Alive = func() { answered.Store(true) }
 	if c.idle > 0 {
 		idle := time.AfterFunc(max(wait, 0), func() {
 			msg := fmt.Sprintf("no event or keep-alive for %s", c.idle)
@@ -151,112 +143,53 @@ func (c *Client) streamOnce(ctx context.Context, op jsonrpc.Op, params any, last
 			cancel(&timeoutError{msg: msg, idle: true})
 		})
 		defer idle.Stop()
-		onBytes = func() { idle.Reset(c.idle) }
-		pause, resume = func() { idle.Stop() }, onBytes
+		req.Alive = func() {
+			answered.Store(true)
+			idle.Reset(c.idle)
+		}
+		pause, resume = func() { idle.Stop() }, func() { idle.Reset(c.idle) }
 	}
-	resp, err := c.hc.Do(req)
+	st, err := c.t.OpenStream(ctx, req, cc.header)
 	if err != nil {
-		return false, false, c.cutOrFailed(ctx, op, err)
+		return false, answered.Load(), c.streamError(ctx, op, err)
 	}
-	defer resp.Body.Close()
-	answered.Store(true)
-	if onBytes != nil {
-		onBytes()
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		// An error answered as a plain JSON-RPC response.
-		body, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxEv)))
-		if rerr != nil {
-			return false, true, fmt.Errorf("a2a client: %s %s: read response: %w", op, c.url, timeoutCause(ctx, rerr))
-		}
-		if derr := c.decodeUnary(op, id, resp.StatusCode, resp.Status, body, nil); derr != nil {
-			return false, true, derr
-		}
-		return false, true, fmt.Errorf("a2a client: %s %s: HTTP %s: the server answered a stream with %q", op, c.url, resp.Status, resp.Header.Get("Content-Type"))
-	}
-	br, _ := c.sseBuffers.Get().(*bufio.Reader)
-	if br == nil {
-		br = bufio.NewReaderSize(resp.Body, sseBufferSize)
-	} else {
-		br.Reset(resp.Body)
-	}
-	defer func() {
-		br.Reset(nil)
-		c.sseBuffers.Put(br)
-	}()
-	sse := newSSEReader(br, c.maxEv, onBytes)
+	defer st.Close()
 	for {
-		raw, err := sse.Next()
+		ev, err := st.Recv()
 		if err != nil {
-			if errors.Is(err, errEventTooLarge) {
-				return false, true, fmt.Errorf("a2a client: %s: %w", op, err)
-			}
 			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
+				err = fmt.Errorf("a2a client: %s %s: %w: the server ended the stream before the task settled", op, c.url, ErrStreamCut)
 			}
-			return false, true, c.cutOrFailed(ctx, op, err)
-		}
-		ev, final, err := c.decodeStreamEvent(op, raw.Data)
-		if err != nil {
-			return false, true, err
+			return false, answered.Load(), c.streamError(ctx, op, err)
 		}
 		pause()
-		more := yield(Event{Event: ev, ID: raw.ID})
-		if final {
-			// The server ends the stream after its final event; reading up
-			// to the end lets the connection be reused instead of closed.
-			stop := time.AfterFunc(100*time.Millisecond, func() { cancel(nil) })
-			_, _ = io.CopyN(io.Discard, resp.Body, 64<<10) // what is left is not ours to check
-			stop.Stop()
-			return true, true, nil
-		}
-		if !more {
+		more := yield(ev)
+		if final(ev.Event) || !more {
 			return true, true, nil
 		}
 		resume()
 	}
 }
 
-// cutOrFailed explains why a stream's request or body failed with err: the
-// caller's context ended it (not resumable), or the connection failed or
-// went idle (a cut, resumable).
-func (c *Client) cutOrFailed(ctx context.Context, op jsonrpc.Op, err error) error {
-	if cause := context.Cause(ctx); ctx.Err() != nil {
-		if te, ok := cause.(*timeoutError); !ok || !te.idle {
-			return fmt.Errorf("a2a client: %s %s: %w", op, c.url, cause)
-		}
-		err = cause
+// final reports whether ev ends its stream: a direct reply, or a final or
+// interrupted state.
+func final(ev a2a.Event) bool {
+	if _, isMsg := ev.(*a2a.Message); isMsg {
+		return true
 	}
-	return fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, errStreamCut, err)
+	s, ok := a2a.StateOf(ev)
+	return ok && s.Settled()
 }
 
-// decodeStreamEvent decodes one SSE data payload: a JSON-RPC response whose
-// result is a stream event. final reports that the event ends the stream.
-func (c *Client) decodeStreamEvent(op jsonrpc.Op, data []byte) (ev a2a.Event, final bool, err error) {
-	r, err := jsonrpc.DecodeResponse(data)
-	if err != nil {
-		return nil, false, fmt.Errorf("a2a client: %s: stream event is not a JSON-RPC response: %w", op, err)
-	}
-	if r.Error != nil {
-		return nil, false, fmt.Errorf("a2a client: %s: %w", op, r.Error.Err())
-	}
-	if c.v03() {
-		// 0.3's "final" flag marks the same events as the state does.
-		ev, err = a2av03.DecodeEvent(r.Result)
-	} else {
-		var sr a2a.StreamResponse
-		if err = a2a.Unmarshal(r.Result, &sr); err == nil {
-			ev, err = sr.Event()
+// streamError explains why a stream failed with err: the caller's context
+// ended it (not resumable), the client's idle timeout cut it (resumable),
+// or the transport's error, as it is.
+func (c *Client) streamError(ctx context.Context, op string, err error) error {
+	if cause := context.Cause(ctx); ctx.Err() != nil {
+		if te, ok := cause.(*timeoutError); ok && te.idle {
+			return fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, ErrStreamCut, te)
 		}
+		return fmt.Errorf("a2a client: %s %s: %w", op, c.url, cause)
 	}
-	if err != nil {
-		return nil, false, fmt.Errorf("a2a client: %s: decode stream event: %w", op, err)
-	}
-	if _, isMsg := ev.(*a2a.Message); isMsg {
-		return ev, true, nil
-	}
-	if s, ok := a2a.StateOf(ev); ok && s.Settled() {
-		final = true
-	}
-	return ev, final, nil
+	return err
 }

@@ -15,7 +15,10 @@ import (
 func TestSmoke(t *testing.T) {
 	h := a2atest.NewHandler(t, server.Config{Card: echo.Card("http://placeholder/"), Executor: new(echo.Executor)})
 	url := a2atest.Serve(t, h, jsonrpcserver.Options{})
-	c := client.NewFromURL(url, client.Config{ProtocolVersion: a2a.Version})
+	c, err := client.NewFromURL(url, client.Config{ProtocolVersion: a2a.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.CloseIdleConnections()
 	ev, err := c.SendMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hi")})
 	if err != nil {
