@@ -43,6 +43,16 @@ type Config struct {
 	// PublicURL is the URL the agent card names for the agent; empty:
 	// http://<the listening address>/.
 	PublicURL string
+	// GRPCAddr, when set, also serves the agent over A2A's gRPC binding
+	// (lf.a2a.v1.A2AService on Kitex) on this TCP address, and the card
+	// lists it; empty: no gRPC (unless GRPCListener is set).
+	GRPCAddr string
+	// GRPCListener, when set, is served with gRPC instead of listening on
+	// GRPCAddr. The Server closes it.
+	GRPCListener net.Listener
+	// GRPCPublicAddr is the host:port the agent card names for the gRPC
+	// binding; empty: the gRPC listener's address.
+	GRPCPublicAddr string
 	// Name and Description, when set, present the agent under another
 	// name on its card (a gateway presents a composition as the mesh).
 	Name, Description string
@@ -179,6 +189,10 @@ func (c *Config) Check() error {
 		return &ConfigError{Field: "Retention", Needs: "must not be negative"}
 	case c.Listener != nil && c.Addr != "":
 		return &ConfigError{Field: "Addr", Needs: "set Addr or Listener, not both"}
+	case c.GRPCListener != nil && c.GRPCAddr != "":
+		return &ConfigError{Field: "GRPCAddr", Needs: "set GRPCAddr or GRPCListener, not both"}
+	case c.GRPCPublicAddr != "" && c.GRPCAddr == "" && c.GRPCListener == nil:
+		return &ConfigError{Field: "GRPCPublicAddr", Needs: "applies only with GRPCAddr (it names the gRPC binding's address on the card)"}
 	}
 	if _, err := c.pushSender(nil); err != nil {
 		return &ConfigError{Field: "PushAllow", Needs: "an entry is not a CIDR prefix, IP address or host name", Err: err}

@@ -1,6 +1,8 @@
 // Package serve runs an agent as a complete A2A server: the agent card at
 // /.well-known/agent-card.json, JSON-RPC (A2A 1.0 and 0.3) with SSE
-// streaming on Hertz, push notifications behind an SSRF guard, tasks,
+// streaming on Hertz, gRPC on Kitex when Config.GRPCAddr asks for it
+// (every binding the card lists, over one core: a task made over one is
+// served over the others), push notifications behind an SSRF guard, tasks,
 // events and checkpoints in memory or on NATS JetStream, and a graceful
 // shutdown when the context ends.
 //
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/grpcserver"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
@@ -42,7 +45,10 @@ type Server struct {
 	st      *state
 	handler *server.Handler
 	rpc     *jsonrpcserver.Server
-	grace   time.Duration
+	// grpcLn and grpc serve the gRPC binding; nil without it.
+	grpcLn net.Listener
+	grpc   *grpcserver.Server
+	grace  time.Duration
 
 	closeOnce sync.Once
 	closeErr  error
@@ -80,7 +86,7 @@ func New(ctx context.Context, agent adk.Agent, cfg Config) (*Server, error) {
 }
 
 // NewExecutor is New for an A2A executor: card describes it, and its
-// supported interfaces are set to the server's URL.
+// supported interfaces are set to the server's (see New).
 func NewExecutor(ctx context.Context, exec server.AgentExecutor, card *a2a.AgentCard, cfg Config) (*Server, error) {
 	if exec == nil || card == nil {
 		return nil, &ConfigError{Field: "executor", Needs: "an executor and its card"}
@@ -88,12 +94,8 @@ func NewExecutor(ctx context.Context, exec server.AgentExecutor, card *a2a.Agent
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	return newServer(ctx, cfg, card.Name, func(url string, _ *state, _ *slog.Logger) (*a2a.AgentCard, server.AgentExecutor, error) {
+	return newServer(ctx, cfg, card.Name, func(string, *state, *slog.Logger) (*a2a.AgentCard, server.AgentExecutor, error) {
 		c := *card
-		c.SupportedInterfaces = []a2a.AgentInterface{
-			{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version},
-			{URL: url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version03},
-		}
 		return &c, exec, nil
 	})
 }
@@ -119,12 +121,17 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	s := &Server{ln: ln, log: log, grace: cfg.ShutdownGrace}
+	s := &Server{ln: ln, log: log, grace: cfg.ShutdownGrace, grpcLn: cfg.GRPCListener}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
+	if cfg.GRPCAddr != "" {
+		if s.grpcLn, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
+			return nil, fmt.Errorf("serve: gRPC: %w", err)
+		}
+	}
 	if s.grace <= 0 {
 		s.grace = 2 * time.Second
 	}
@@ -148,6 +155,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	present(card, cfg.Name, cfg.Description)
+	card.SupportedInterfaces = s.interfaces(cfg.GRPCPublicAddr)
 	s.card = card
 	hc := server.Config{Card: card, Executor: exec, Tasks: s.st.tasks, Events: s.st.events, PushConfigs: s.st.push,
 		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Logger: log}
@@ -163,7 +171,27 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	if s.rpc, err = jsonrpcserver.New(s.handler, jsonrpcserver.Options{AllowedHosts: cfg.AllowedHosts, Logger: log}); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	if s.grpcLn != nil {
+		if s.grpc, err = grpcserver.New(s.handler, grpcserver.Config{Grace: s.grace, Logger: log}); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// interfaces lists what the server serves, preferred first: JSON-RPC in
+// A2A 1.0, gRPC (when served), and JSON-RPC in 0.3 for the clients of
+// that version. gRPC's URL is a bare host:port, as gRPC targets are.
+func (s *Server) interfaces(grpcPublic string) []a2a.AgentInterface {
+	out := []a2a.AgentInterface{{URL: s.url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version}}
+	if s.grpcLn != nil {
+		addr := grpcPublic
+		if addr == "" {
+			addr = s.grpcLn.Addr().String()
+		}
+		out = append(out, a2a.AgentInterface{URL: addr, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.Version})
+	}
+	return append(out, a2a.AgentInterface{URL: s.url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version03})
 }
 
 // present renames a card's agent: a card of one skill named after the
@@ -213,8 +241,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.st.replicas != nil {
 		defer s.st.replicas.Start(ctx, s.handler)()
 	}
-	s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
-	serveErr := s.rpc.Serve(ctx, s.ln, s.grace)
+	serveErr := s.serve(ctx)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := s.handler.Close(closeCtx); err != nil {
@@ -227,12 +254,37 @@ func (s *Server) Serve(ctx context.Context) error {
 	return serveErr
 }
 
-// Close releases what New opened: the listener and the stores. Serve
+// serve runs the bindings until ctx ends or one of them fails, which
+// stops the others.
+func (s *Server) serve(ctx context.Context) error {
+	if s.grpc == nil {
+		s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
+		return s.rpc.Serve(ctx, s.ln, s.grace)
+	}
+	s.log.Info("serving", "agent", s.card.Name, "url", s.url, "grpc", s.grpcLn.Addr().String(), "state", s.st.kind)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	grpcErr := make(chan error, 1)
+	go func() {
+		defer stop()
+		grpcErr <- s.grpc.Serve(ctx, s.grpcLn)
+	}()
+	err := s.rpc.Serve(ctx, s.ln, s.grace)
+	stop()
+	return errors.Join(err, <-grpcErr)
+}
+
+// Close releases what New opened: the listeners and the stores. Serve
 // calls it; call it only for a Server that is not served.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.closeErr = err
+		}
+		if s.grpcLn != nil {
+			if err := s.grpcLn.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				s.closeErr = errors.Join(s.closeErr, err)
+			}
 		}
 		if s.st != nil {
 			s.st.close()

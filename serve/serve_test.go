@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	kclient "github.com/cloudwego/kitex/client"
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -18,6 +19,8 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/proto/a2apb"
+	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
 	"github.com/a2amesh/a2amesh/serve"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
@@ -257,5 +260,65 @@ func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("still serving 20 s after the NATS connection closed for good\n%s", logs.String())
+	}
+}
+
+// TestServeGRPC: with GRPCAddr the agent is served over gRPC as well, the
+// card lists the binding at the listener's host:port, and the two
+// bindings share one core: a task made over gRPC is the one JSON-RPC
+// returns.
+func TestServeGRPC(t *testing.T) {
+	s, _, _ := start(t, serve.Config{GRPCAddr: "127.0.0.1:0"})
+	var grpcAddr string
+	var bindings []string
+	for _, iface := range s.Card().SupportedInterfaces {
+		bindings = append(bindings, iface.ProtocolBinding+" "+iface.ProtocolVersion)
+		if iface.ProtocolBinding == a2a.BindingGRPC {
+			grpcAddr = iface.URL
+		}
+	}
+	if want := "JSONRPC 1.0,GRPC 1.0,JSONRPC 0.3"; strings.Join(bindings, ",") != want {
+		t.Fatalf("card interfaces %v, want %s", bindings, want)
+	}
+	if _, _, err := net.SplitHostPort(grpcAddr); err != nil || strings.Contains(grpcAddr, "/") {
+		t.Fatalf("gRPC interface URL %q, want a bare host:port", grpcAddr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g, err := a2aservice.NewClient("lf.a2a.v1.A2AService", kclient.WithHostPorts(grpcAddr), kclient.WithRPCTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.SendMessage(ctx, &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: a2a.NewID(), Role: a2apb.Role_ROLE_USER,
+		Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "hello"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.GetTask()
+	if task == nil || task.Status.GetState() != a2apb.TaskState_TASK_STATE_COMPLETED {
+		t.Fatalf("SendMessage over gRPC = %v, want a completed task", res)
+	}
+	c, err := client.New(ctx, s.URL(), client.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.Id})
+	if err != nil {
+		t.Fatalf("GetTask over JSON-RPC of the task made over gRPC: %v", err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != len(task.Artifacts) {
+		t.Errorf("JSON-RPC sees %s with %d artifacts, gRPC made %v with %d", got.Status.State, len(got.Artifacts), task.Status.GetState(), len(task.Artifacts))
+	}
+}
+
+func TestServeGRPCConfig(t *testing.T) {
+	for name, cfg := range map[string]serve.Config{
+		"both address and listener": {GRPCAddr: "127.0.0.1:0", GRPCListener: new(net.TCPListener)},
+		"public address alone":      {GRPCPublicAddr: "agent.example:443"},
+	} {
+		if err := cfg.Check(); !errors.Is(err, serve.ErrConfig) {
+			t.Errorf("%s: Check() = %v, want a ConfigError", name, err)
+		}
 	}
 }

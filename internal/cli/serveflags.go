@@ -27,6 +27,7 @@ type ServeFlags struct {
 	f *Flags
 
 	addr, publicURL, nats, state, dataDir, pushAllow, allowedHosts *string
+	grpcAddr, grpcPublicAddr                                       *string
 	retention, commitDelay, heartbeat, eventsMaxAge, tasksMaxAge   *time.Duration
 	eventsPerTask, maxRuns, maxTasks                               *int
 	inputTimeout                                                   *time.Duration
@@ -53,6 +54,10 @@ func flagOf(field string) (flag, needs string) {
 		return "--retention", ""
 	case "Addr":
 		return "--addr", ""
+	case "GRPCAddr":
+		return "--grpc-addr", ""
+	case "GRPCPublicAddr":
+		return "--grpc-public-addr", "applies only with --grpc-addr; add it or drop this"
 	case "NATS.Heartbeat":
 		return "--heartbeat", needNATS
 	case "NATS.TasksMaxAge":
@@ -73,6 +78,9 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		f:         f,
 		addr:      f.String("addr", addr, "address to listen on"),
 		publicURL: f.String("public-url", "", "URL to put in the agent card (default http://<addr>/)"),
+		grpcAddr: f.StringEnv("grpc-addr", "A2AMESH_GRPC_ADDR", "",
+			"address to serve A2A's gRPC binding on as well (lf.a2a.v1.A2AService; the card lists it) (empty: no gRPC)"),
+		grpcPublicAddr: f.String("grpc-public-addr", "", "host:port to put in the agent card for the gRPC binding (default: the --grpc-addr listener's)"),
 		nats: f.StringEnv("nats", "NATS_URL", "",
 			"NATS server: the state lives there unless --state memory, and every task event is published to it (for `a2amesh watch`) (empty: none)"),
 		state: f.StringEnv("state", "A2AMESH_STATE", "",
@@ -120,7 +128,8 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 		return 0
 	}
 	c := serve.Config{
-		Addr: *s.addr, PublicURL: *s.publicURL, State: serve.State(*s.state), DataDir: *s.dataDir,
+		Addr: *s.addr, PublicURL: *s.publicURL, GRPCAddr: *s.grpcAddr, GRPCPublicAddr: *s.grpcPublicAddr,
+		State: serve.State(*s.state), DataDir: *s.dataDir,
 		Retention: *s.retention, PushAllow: SplitList(*s.pushAllow), AllowedHosts: SplitList(*s.allowedHosts),
 		Limits: server.Limits{MaxRuns: *s.maxRuns, MaxLiveTasks: *s.maxTasks, InputTimeout: *s.inputTimeout},
 		NATS: serve.NATS{URL: *s.nats, Heartbeat: dur("heartbeat", s.heartbeat), TasksMaxAge: dur("tasks-max-age", s.tasksMaxAge),
