@@ -26,6 +26,11 @@ type RemoteConfig struct {
 	// HTTPClient sends the requests; nil means http.DefaultClient's
 	// settings in a client of its own.
 	HTTPClient *http.Client
+	// Bindings are the protocol bindings the agent may be called over,
+	// the preferred first, chosen among those its card lists (see
+	// client.Config.Bindings); empty: JSON-RPC, then HTTP+JSON. Add gRPC
+	// with grpcclient.Binding.
+	Bindings []client.Binding
 	// IdleTimeout bounds every silence of a run's stream, from its request
 	// on: no response headers, event or keep-alive for this long and the
 	// stream counts as cut; it is resumed, and resumptions must hear from
@@ -87,6 +92,7 @@ var (
 func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error) {
 	ccfg := client.Config{
 		HTTPClient:        cfg.HTTPClient,
+		Bindings:          cfg.Bindings,
 		StreamIdleTimeout: cfg.IdleTimeout,
 		ResponseTimeout:   cfg.ResponseTimeout,
 		AllowedOrigins:    cfg.AllowedOrigins,
