@@ -3,223 +3,112 @@ package jsonrpcserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/a2amesh/a2amesh/a2a"
-	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 )
 
-// emptyResult is the 1.0 reply of DeleteTaskPushNotificationConfig
-// (google.protobuf.Empty); 0.3 replies null.
-var emptyResult = json.RawMessage("{}")
+// wire is one protocol version of the JSON-RPC binding: how its params
+// decode into the requests of the a2a model and how the Handler's results
+// encode. A2A 1.0's (wire10.go) and 0.3's (wire03.go) are the two; the
+// method name picks one, and nothing else in the binding asks which.
+type wire interface {
+	sendMessage(json.RawMessage) (*a2a.SendMessageRequest, error)
+	getTask(json.RawMessage) (*a2a.GetTaskRequest, error)
+	listTasks(json.RawMessage) (*a2a.ListTasksRequest, error)
+	cancelTask(json.RawMessage) (*a2a.CancelTaskRequest, error)
+	subscribeToTask(json.RawMessage) (*a2a.SubscribeToTaskRequest, error)
+	createPushConfig(json.RawMessage) (*a2a.TaskPushNotificationConfig, error)
+	getPushConfig(json.RawMessage) (*a2a.GetTaskPushNotificationConfigRequest, error)
+	listPushConfigs(json.RawMessage) (*a2a.ListTaskPushNotificationConfigsRequest, error)
+	deletePushConfig(json.RawMessage) (*a2a.DeleteTaskPushNotificationConfigRequest, error)
+	getExtendedCard(json.RawMessage) (*a2a.GetExtendedAgentCardRequest, error)
+
+	// event encodes a send's result and each streamed event.
+	event(a2a.Event) any
+	task(*a2a.Task) any
+	tasks(*a2a.ListTasksResponse) any
+	pushConfig(*a2a.TaskPushNotificationConfig) any
+	pushConfigs(*a2a.ListTaskPushNotificationConfigsResponse) any
+	// deleted is DeleteTaskPushNotificationConfig's result.
+	deleted() any
+	card(*a2a.AgentCard) (any, error)
+}
+
+// wireOf returns the wire of a protocol version.
+func wireOf(version string) wire {
+	if version == a2a.Version03 {
+		return wire03{}
+	}
+	return wire10{}
+}
 
 // call decodes the params of a unary operation in the wire's version, calls
 // the handler and returns the result in the same version.
-func (s *Server) call(ctx context.Context, op jsonrpc.Op, version string, params json.RawMessage) (any, error) {
-	v03 := version == a2a.Version03
+func (s *Server) call(ctx context.Context, op jsonrpc.Op, w wire, params json.RawMessage) (any, error) {
 	h := s.h
 	switch op {
 	case jsonrpc.OpSendMessage:
-		req, err := decodeSend(version, params)
-		if err != nil {
-			return nil, err
-		}
-		ev, err := h.SendMessage(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			return a2av03.FromEvent(ev), nil
-		}
-		return a2a.Wrap(ev), nil
-
+		return unary(ctx, params, w.sendMessage, h.SendMessage, w.event)
 	case jsonrpc.OpGetTask:
-		var req a2a.GetTaskRequest
-		if v03 {
-			var p a2av03.TaskQueryParams
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			req = a2a.GetTaskRequest{ID: p.ID, HistoryLength: p.HistoryLength}
-		} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-		t, err := h.GetTask(ctx, &req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			return a2av03.FromTask(t), nil
-		}
-		return t, nil
-
+		return unary(ctx, params, w.getTask, h.GetTask, w.task)
 	case jsonrpc.OpListTasks:
-		var req *a2a.ListTasksRequest
-		if v03 {
-			var p a2av03.ListTasksParams
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			r, err := p.ToListTasksRequest()
-			if err != nil {
-				return nil, a2a.Errorf(a2a.CodeInvalidParams, "params.%v", err)
-			}
-			req = r
-		} else {
-			req = new(a2a.ListTasksRequest)
-			if err := jsonrpc.DecodeParams(params, req); err != nil {
-				return nil, err
-			}
-		}
-		resp, err := h.ListTasks(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			return a2av03.FromListTasksResponse(resp), nil
-		}
-		return resp, nil
-
+		return unary(ctx, params, w.listTasks, h.ListTasks, w.tasks)
 	case jsonrpc.OpCancelTask:
-		var req a2a.CancelTaskRequest
-		if v03 {
-			var p a2av03.TaskIDParams
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			req = a2a.CancelTaskRequest{ID: p.ID, Metadata: p.Metadata}
-		} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-		t, err := h.CancelTask(ctx, &req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			return a2av03.FromTask(t), nil
-		}
-		return t, nil
-
+		return unary(ctx, params, w.cancelTask, h.CancelTask, w.task)
 	case jsonrpc.OpCreatePushConfig:
-		var req *a2a.TaskPushNotificationConfig
-		if v03 {
-			var p a2av03.TaskPushNotificationConfig
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			req = p.PushNotificationConfig.ToPushConfig(p.TaskID)
-		} else {
-			req = new(a2a.TaskPushNotificationConfig)
-			if err := jsonrpc.DecodeParams(params, req); err != nil {
-				return nil, err
-			}
-		}
-		c, err := h.CreateTaskPushNotificationConfig(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			return a2av03.FromPushConfig(c), nil
-		}
-		return c, nil
-
+		return unary(ctx, params, w.createPushConfig, h.CreateTaskPushNotificationConfig, w.pushConfig)
 	case jsonrpc.OpGetPushConfig:
-		var req a2a.GetTaskPushNotificationConfigRequest
-		if v03 {
-			var p a2av03.PushConfigParams
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			req = a2a.GetTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
-		} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-		c, err := h.GetTaskPushNotificationConfig(ctx, &req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			return a2av03.FromPushConfig(c), nil
-		}
-		return c, nil
-
+		return unary(ctx, params, w.getPushConfig, h.GetTaskPushNotificationConfig, w.pushConfig)
 	case jsonrpc.OpListPushConfigs:
-		var req a2a.ListTaskPushNotificationConfigsRequest
-		if v03 {
-			var p a2av03.TaskIDParams
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			req = a2a.ListTaskPushNotificationConfigsRequest{TaskID: p.ID}
-		} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-		resp, err := h.ListTaskPushNotificationConfigs(ctx, &req)
-		if err != nil {
-			return nil, err
-		}
-		if v03 {
-			out := make([]*a2av03.TaskPushNotificationConfig, len(resp.Configs))
-			for i := range resp.Configs {
-				out[i] = a2av03.FromPushConfig(&resp.Configs[i])
-			}
-			return out, nil
-		}
-		return resp, nil
-
+		return unary(ctx, params, w.listPushConfigs, h.ListTaskPushNotificationConfigs, w.pushConfigs)
 	case jsonrpc.OpDeletePushConfig:
-		var req a2a.DeleteTaskPushNotificationConfigRequest
-		if v03 {
-			var p a2av03.PushConfigParams
-			if err := jsonrpc.DecodeParams(params, &p); err != nil {
-				return nil, err
-			}
-			req = a2a.DeleteTaskPushNotificationConfigRequest{TaskID: p.ID, ID: p.PushNotificationConfigID}
-		} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
-			return nil, err
-		}
-		if err := h.DeleteTaskPushNotificationConfig(ctx, &req); err != nil {
-			return nil, err
-		}
-		if v03 {
-			return nil, nil
-		}
-		return emptyResult, nil
-
+		return unary(ctx, params, w.deletePushConfig, func(ctx context.Context, r *a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+			return struct{}{}, h.DeleteTaskPushNotificationConfig(ctx, r)
+		}, func(struct{}) any { return w.deleted() })
 	case jsonrpc.OpGetExtendedAgentCard:
-		card, err := h.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+		req, err := w.getExtendedCard(params)
 		if err != nil {
 			return nil, err
 		}
-		if v03 {
-			b, err := a2av03.CardJSON(card)
-			if err != nil {
-				return nil, fmt.Errorf("encode extended card: %w", err)
-			}
-			return json.RawMessage(b), nil
+		card, err := h.GetExtendedAgentCard(ctx, req)
+		if err != nil {
+			return nil, err
 		}
-		return card, nil
+		return w.card(card)
 	}
 	return nil, a2a.Errorf(a2a.CodeMethodNotFound, "method %s is not served here", op)
 }
 
-// decodeSend decodes SendMessage / message/send params.
-func decodeSend(version string, params json.RawMessage) (*a2a.SendMessageRequest, error) {
-	if version == a2a.Version03 {
-		var p a2av03.MessageSendParams
-		if err := jsonrpc.DecodeParams(params, &p); err != nil {
-			return nil, err
-		}
-		req, err := p.ToSendMessageRequest()
-		if err != nil {
-			return nil, a2a.Errorf(a2a.CodeInvalidParams, "params.%v", err)
-		}
-		return req, nil
-	}
-	req := new(a2a.SendMessageRequest)
-	if err := jsonrpc.DecodeParams(params, req); err != nil {
+// unary decodes a call's params, calls the Handler and encodes its result.
+func unary[In, Out any](ctx context.Context, params json.RawMessage, decode func(json.RawMessage) (In, error),
+	call func(context.Context, In) (Out, error), encode func(Out) any) (any, error) {
+	req, err := decode(params)
+	if err != nil {
 		return nil, err
 	}
-	return req, nil
+	out, err := call(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return encode(out), nil
+}
+
+// decodeInto decodes params into a new T, as a 1.0 request or a 0.3
+// params object.
+func decodeInto[T any](params json.RawMessage) (*T, error) {
+	v := new(T)
+	if err := jsonrpc.DecodeParams(params, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeAs decodes params as a P and converts it to a request.
+func decodeAs[P, R any](params json.RawMessage, convert func(*P) (*R, error)) (*R, error) {
+	p, err := decodeInto[P](params)
+	if err != nil {
+		return nil, err
+	}
+	return convert(p)
 }

@@ -281,7 +281,7 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.serveStream(ctx, c, op, mver, id, req.Params)
 		return
 	}
-	result, err := s.call(ctx, op, mver, req.Params)
+	result, err := s.call(ctx, op, wireOf(mver), req.Params)
 	if err != nil {
 		s.writeError(c, id, server.ProtocolError(s.log, op.String(), err), version)
 		return

@@ -10,7 +10,6 @@ import (
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
 	"github.com/a2amesh/a2amesh/a2a"
-	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
@@ -22,9 +21,10 @@ import (
 // Last-Event-ID to resume. Errors, including those found before the first
 // event, are sent as an event too: streaming clients read only events.
 func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
-	events := s.streamEvents(ctx, c, op, version, params)
-	w := newEventWriter(c, s.opts.KeepAlive)
-	defer w.close()
+	w := wireOf(version)
+	events := s.streamEvents(ctx, c, op, w, params)
+	ew := newEventWriter(c, s.opts.KeepAlive)
+	defer ew.close()
 
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
@@ -32,18 +32,12 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 			pe := server.ProtocolError(s.log, op.String(), err)
 			setRetryAfter(c, pe) // written with the headers, if they have not been
 			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
-			if werr := w.event("", buf, true); werr != nil {
+			if werr := ew.event("", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
 			return
 		}
-		var result any
-		if version == a2a.Version03 {
-			result = a2av03.FromEvent(e.Event)
-		} else {
-			result = a2a.Wrap(e.Event)
-		}
-		buf, err = jsonrpc.AppendResult(buf[:0], id, result)
+		buf, err = jsonrpc.AppendResult(buf[:0], id, w.event(e.Event))
 		if err != nil {
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
 			return
@@ -52,7 +46,7 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 		if e.Seq > 0 {
 			sseID = strconv.FormatUint(e.Seq, 10)
 		}
-		if err := w.event(sseID, buf, endsStream(e.Event)); err != nil {
+		if err := ew.event(sseID, buf, endsStream(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return
@@ -71,26 +65,20 @@ func endsStream(ev a2a.Event) bool {
 }
 
 // streamEvents decodes a streaming call and starts it.
-func (s *Server) streamEvents(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, params json.RawMessage) iter.Seq2[eventlog.Entry, error] {
+func (s *Server) streamEvents(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, w wire, params json.RawMessage) iter.Seq2[eventlog.Entry, error] {
 	fail := func(err error) iter.Seq2[eventlog.Entry, error] {
 		return func(yield func(eventlog.Entry, error) bool) { yield(eventlog.Entry{}, err) }
 	}
 	if op == jsonrpc.OpSendStreamingMessage {
-		req, err := decodeSend(version, params)
+		req, err := w.sendMessage(params)
 		if err != nil {
 			return fail(err)
 		}
 		return s.h.SendStreamingMessage(ctx, req)
 	}
-	var req a2a.SubscribeToTaskRequest
-	if version == a2a.Version03 {
-		var p a2av03.TaskIDParams
-		if err := jsonrpc.DecodeParams(params, &p); err != nil {
-			return fail(err)
-		}
-		req.ID = p.ID
-	} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
+	req, err := w.subscribeToTask(params)
+	if err != nil {
 		return fail(err)
 	}
-	return s.h.SubscribeToTask(ctx, &req, string(c.Request.Header.Peek(sse.LastEventIDHeader)))
+	return s.h.SubscribeToTask(ctx, req, string(c.Request.Header.Peek(sse.LastEventIDHeader)))
 }
