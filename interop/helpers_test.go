@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
 	"net"
@@ -11,6 +12,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/grpcserver"
@@ -251,6 +257,66 @@ func startGoEcho(t *testing.T, extended bool) string {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return base
+}
+
+// goPeer is the same echo agent on a2a-go v2.4.0 served by a2a-go's own
+// gRPC server (a2agrpc/v1 on grpc-go) and REST server (a2asrv's HTTP+JSON
+// handler), both on 127.0.0.1, over one a2a-go handler: a task made over
+// one binding is there over the other.
+type goPeer struct {
+	// GRPCAddr is the gRPC endpoint, host:port.
+	GRPCAddr string
+	// RESTURL is the HTTP+JSON base URL, ending in "/"; the card is also
+	// served there, at .well-known/agent-card.json.
+	RESTURL string
+	// Card names both interfaces, HTTP+JSON first.
+	Card *a2ago.AgentCard
+}
+
+// startGoPeer serves the a2a-go echo peer over gRPC and REST until the
+// test ends; with extended, it declares and serves an extended card.
+func startGoPeer(t *testing.T, extended bool) *goPeer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := httptest.NewUnstartedServer(nil)
+	p := &goPeer{GRPCAddr: ln.Addr().String(), RESTURL: "http://" + rest.Listener.Addr().String() + "/"}
+	p.Card = goecho.Card(p.RESTURL, extended)
+	p.Card.SupportedInterfaces = []*a2ago.AgentInterface{
+		{URL: p.RESTURL, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
+		{URL: p.GRPCAddr, ProtocolBinding: a2ago.TransportProtocolGRPC, ProtocolVersion: a2ago.Version},
+	}
+	opts := goecho.Options{
+		Executor:             goecho.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval},
+		AllowPrivateWebhooks: true,
+	}
+	if extended {
+		ext := *p.Card
+		ext.Name = "goecho-extended"
+		opts.ExtendedCard = &ext
+	}
+	handler := goecho.NewRequestHandler(p.Card, opts)
+
+	gs := grpc.NewServer()
+	a2agrpc.NewHandler(handler).RegisterWith(gs)
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(ln) }()
+	t.Cleanup(func() {
+		gs.Stop() // ends open streams too, where GracefulStop would wait for them
+		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			t.Errorf("a2a-go gRPC server: %v", err)
+		}
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/", a2asrv.NewRESTHandler(handler))
+	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(p.Card))
+	rest.Config.Handler = mux
+	rest.Start()
+	t.Cleanup(rest.Close)
+	return p
 }
 
 // --- webhooks ---
