@@ -2,8 +2,10 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,7 +13,13 @@ import (
 	"testing"
 	"time"
 
+	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
+
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/grpcserver"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
@@ -118,10 +126,12 @@ func (h *holdingEcho) Execute(ctx context.Context, req *server.ExecRequest) iter
 	return a2atest.PauseAfterFirst(ctx, inner, g.ch)
 }
 
-// ourServer is the a2amesh echo agent served over JSON-RPC (1.0 and 0.3 on
-// one endpoint) by Hertz on 127.0.0.1.
+// ourServer is the a2amesh echo agent served on 127.0.0.1: over JSON-RPC
+// (1.0 and 0.3 on one endpoint) by Hertz, or over gRPC by Kitex.
 type ourServer struct {
-	URL     string // the endpoint and base URL, ending in "/"
+	// URL is the endpoint: for JSON-RPC the base URL, ending in "/"; for
+	// gRPC the host:port a gRPC client dials.
+	URL     string
 	Handler *server.Handler
 	agent   *holdingEcho
 }
@@ -137,16 +147,19 @@ type ourOptions struct {
 	extended func(url string) *a2a.AgentCard
 	// loopbackPush lets push notifications reach webhooks on 127.0.0.1.
 	loopbackPush bool
+	// executor, when set, is the agent instead of the holding echo.
+	executor server.AgentExecutor
 }
 
-// startOurServer serves the echo agent until the test ends. It listens
-// before building the handler so that the card names the real URL.
-func startOurServer(t *testing.T, o ourOptions) *ourServer {
+// newOurHandler builds the Handler of the holding echo agent (or
+// o.executor) under card, the echo agent's card for url.
+func newOurHandler(t *testing.T, card *a2a.AgentCard, url string, o ourOptions) (*server.Handler, *holdingEcho) {
 	t.Helper()
-	ln, url := a2atest.Listen(t)
-	card := echo.Card(url)
 	agent := &holdingEcho{Executor: &echo.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval}}
 	cfg := server.Config{Card: card, Executor: agent}
+	if o.executor != nil {
+		cfg.Executor = o.executor
+	}
 	if o.extended != nil {
 		card.Capabilities.ExtendedAgentCard = true
 		cfg.ExtendedCard = o.extended(url)
@@ -157,9 +170,58 @@ func startOurServer(t *testing.T, o ourOptions) *ourServer {
 	if o.loopbackPush {
 		cfg.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}, BaseBackoff: 10 * time.Millisecond}
 	}
-	h := a2atest.NewHandler(t, cfg)
+	return a2atest.NewHandler(t, cfg), agent
+}
+
+// startOurServer serves the echo agent over JSON-RPC until the test ends.
+// It listens before building the handler so that the card names the real
+// URL.
+func startOurServer(t *testing.T, o ourOptions) *ourServer {
+	t.Helper()
+	ln, url := a2atest.Listen(t)
+	h, agent := newOurHandler(t, echo.Card(url), url, o)
 	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})
 	return &ourServer{URL: url, Handler: h, agent: agent}
+}
+
+// startOurGRPCServer serves the echo agent over gRPC (a2a/grpcserver on
+// Kitex) until the test ends, under a card whose one interface is the
+// gRPC endpoint.
+func startOurGRPCServer(t *testing.T, o ourOptions) *ourServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	card := echo.Card(addr)
+	card.SupportedInterfaces = []a2a.AgentInterface{{URL: addr, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.Version}}
+	h, agent := newOurHandler(t, card, addr, o)
+	srv, err := grpcserver.New(h, grpcserver.Config{Grace: 100 * time.Millisecond})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("gRPC serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("the gRPC server at %s did not stop within 15 s", addr)
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if err := h.Close(cctx); err != nil {
+			t.Errorf("close handler: %v", err)
+		}
+	})
+	return &ourServer{URL: addr, Handler: h, agent: agent}
 }
 
 // extendedCardFor returns the extended card our servers serve: the public
@@ -195,6 +257,66 @@ func startGoEcho(t *testing.T, extended bool) string {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return base
+}
+
+// goPeer is the same echo agent on a2a-go v2.4.0 served by a2a-go's own
+// gRPC server (a2agrpc/v1 on grpc-go) and REST server (a2asrv's HTTP+JSON
+// handler), both on 127.0.0.1, over one a2a-go handler: a task made over
+// one binding is there over the other.
+type goPeer struct {
+	// GRPCAddr is the gRPC endpoint, host:port.
+	GRPCAddr string
+	// RESTURL is the HTTP+JSON base URL, ending in "/"; the card is also
+	// served there, at .well-known/agent-card.json.
+	RESTURL string
+	// Card names both interfaces, HTTP+JSON first.
+	Card *a2ago.AgentCard
+}
+
+// startGoPeer serves the a2a-go echo peer over gRPC and REST until the
+// test ends; with extended, it declares and serves an extended card.
+func startGoPeer(t *testing.T, extended bool) *goPeer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := httptest.NewUnstartedServer(nil)
+	p := &goPeer{GRPCAddr: ln.Addr().String(), RESTURL: "http://" + rest.Listener.Addr().String() + "/"}
+	p.Card = goecho.Card(p.RESTURL, extended)
+	p.Card.SupportedInterfaces = []*a2ago.AgentInterface{
+		{URL: p.RESTURL, ProtocolBinding: a2ago.TransportProtocolHTTPJSON, ProtocolVersion: a2ago.Version},
+		{URL: p.GRPCAddr, ProtocolBinding: a2ago.TransportProtocolGRPC, ProtocolVersion: a2ago.Version},
+	}
+	opts := goecho.Options{
+		Executor:             goecho.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval},
+		AllowPrivateWebhooks: true,
+	}
+	if extended {
+		ext := *p.Card
+		ext.Name = "goecho-extended"
+		opts.ExtendedCard = &ext
+	}
+	handler := goecho.NewRequestHandler(p.Card, opts)
+
+	gs := grpc.NewServer()
+	a2agrpc.NewHandler(handler).RegisterWith(gs)
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(ln) }()
+	t.Cleanup(func() {
+		gs.Stop() // ends open streams too, where GracefulStop would wait for them
+		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			t.Errorf("a2a-go gRPC server: %v", err)
+		}
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/", a2asrv.NewRESTHandler(handler))
+	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(p.Card))
+	rest.Config.Handler = mux
+	rest.Start()
+	t.Cleanup(rest.Close)
+	return p
 }
 
 // --- webhooks ---

@@ -10,12 +10,14 @@ import (
 	"github.com/cloudwego/prutal"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 )
 
 var (
 	when = time.Date(2026, 11, 24, 1, 2, 3, 456_000_000, time.UTC)
-	meta = map[string]any{"n": 1.5, "s": "x", "b": true, "l": []any{"a", 2.0, nil}, "o": map[string]any{"k": nil}}
+	meta = map[string]any{"n": 1.5, "s": "x", "b": true, "l": []any{"a", 2.0, nil, 0.0, false, ""}, "o": map[string]any{"k": nil},
+		"zero": 0.0, "no": false, "empty": ""}
 )
 
 func textMsg(id string, role a2a.Role, parts ...a2a.Part) *a2a.Message {
@@ -24,32 +26,25 @@ func textMsg(id string, role a2a.Role, parts ...a2a.Part) *a2a.Message {
 
 func intp(n int) *int { return &n }
 
-// roundTrip converts v to its protobuf form, through the binary wire, and
-// back, and wants v again.
+// roundTrip converts v to its protobuf form, through the binary wire (as
+// the server writes it, with pbwire, and as a Kitex peer reads it, with
+// prutal), and back, and wants v again.
 func roundTrip[A any, P any](t *testing.T, v A, to func(A) (P, error), from func(P) (A, error)) {
-	t.Helper()
-	convertTrip(t, v, to, from, true)
-}
-
-// convertTrip is roundTrip, through the wire or not.
-func convertTrip[A any, P any](t *testing.T, v A, to func(A) (P, error), from func(P) (A, error), viaWire bool) {
 	t.Helper()
 	pb, err := to(v)
 	if err != nil {
 		t.Fatalf("to pb: %v", err)
 	}
-	if viaWire {
-		b, err := prutal.Marshal(pb)
-		if err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		wire := reflect.New(reflect.TypeOf(pb).Elem()).Interface().(P)
-		if err := prutal.Unmarshal(b, wire); err != nil {
-			t.Fatalf("unmarshal: %v", err)
-		}
-		pb = wire
+	var enc pbwire.Encoder
+	b, err := enc.Marshal(nil, pb)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
 	}
-	got, err := from(pb)
+	wire := reflect.New(reflect.TypeOf(pb).Elem()).Interface().(P)
+	if err := prutal.Unmarshal(b, wire); err != nil {
+		t.Fatalf("unmarshal: %v", err)
+	}
+	got, err := from(wire)
 	if err != nil {
 		t.Fatalf("from pb: %v", err)
 	}
@@ -66,31 +61,30 @@ func TestRoundTripMessages(t *testing.T) {
 	tests := []struct {
 		name string
 		msg  *a2a.Message
-		// notOnWire: prutal (Kitex's protobuf codec, v0.1.x) does not
-		// encode a oneof member that holds its zero value, so an empty
-		// text or file part reaches the peer without content. The
-		// conversion is right; the wire step is left out for these.
-		notOnWire bool
 	}{
-		{"text", textMsg("m1", a2a.RoleUser, a2a.TextPart("hello")), false},
-		{"empty text", textMsg("m2", a2a.RoleAgent, a2a.TextPart("")), true},
-		{"raw", textMsg("m3", a2a.RoleUser, a2a.RawPart([]byte{0, 1, 2, 255}, "application/octet-stream", "f.bin")), false},
-		{"empty raw", textMsg("m4", a2a.RoleUser, a2a.RawPart(nil, "text/plain", "empty.txt")), true},
-		{"url", textMsg("m5", a2a.RoleUser, a2a.URLPart("https://example.com/f.pdf", "application/pdf", "f.pdf")), false},
-		{"data object", textMsg("m6", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`{"a":[1,"x",true,null],"b":{"c":2.5}}`), MediaType: "application/json"}), false},
-		{"data scalar", textMsg("m7", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`"just a string"`)}), false},
-		{"data null", textMsg("m8", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`null`)}), false},
-		{"part metadata", textMsg("m9", a2a.RoleUser, a2a.Part{Text: "t", Metadata: meta}), false},
-		{"empty part metadata", textMsg("m10", a2a.RoleUser, a2a.Part{Text: "t", Metadata: map[string]any{}}), false},
+		{"text", textMsg("m1", a2a.RoleUser, a2a.TextPart("hello"))},
+		// The zero values of oneof members: prutal alone would leave them
+		// off the wire (see internal/pbwire).
+		{"empty text", textMsg("m2", a2a.RoleAgent, a2a.TextPart(""))},
+		{"raw", textMsg("m3", a2a.RoleUser, a2a.RawPart([]byte{0, 1, 2, 255}, "application/octet-stream", "f.bin"))},
+		{"empty raw", textMsg("m4", a2a.RoleUser, a2a.RawPart(nil, "text/plain", "empty.txt"))},
+		{"url", textMsg("m5", a2a.RoleUser, a2a.URLPart("https://example.com/f.pdf", "application/pdf", "f.pdf"))},
+		{"data object", textMsg("m6", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`{"a":[1,"x",true,null],"b":{"c":2.5}}`), MediaType: "application/json"})},
+		{"data zeros", textMsg("m6z", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`{"b":false,"l":[0,false,""],"n":0,"s":""}`)})},
+		{"data scalar", textMsg("m7", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`"just a string"`)})},
+		{"data zero scalar", textMsg("m7z", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`0`)})},
+		{"data null", textMsg("m8", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`null`)})},
+		{"part metadata", textMsg("m9", a2a.RoleUser, a2a.Part{Text: "t", Metadata: meta})},
+		{"empty part metadata", textMsg("m10", a2a.RoleUser, a2a.Part{Text: "t", Metadata: map[string]any{}})},
 		{"every field", &a2a.Message{
 			MessageID: "m11", ContextID: "c1", TaskID: "t1", Role: a2a.RoleAgent,
-			Parts:    []a2a.Part{a2a.TextPart("a"), a2a.URLPart("https://x.test/", "", "")},
+			Parts:    []a2a.Part{a2a.TextPart("a"), a2a.TextPart(""), a2a.URLPart("https://x.test/", "", "")},
 			Metadata: meta, Extensions: []string{"https://ext.test/v1"}, ReferenceTaskIDs: []string{"t0", "t00"},
-		}, false},
-		{"no role, no parts", &a2a.Message{MessageID: "m12"}, false},
+		}},
+		{"no role, no parts", &a2a.Message{MessageID: "m12"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { convertTrip(t, tt.msg, messageToPB, messageFromPB, !tt.notOnWire) })
+		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.msg, messageToPB, messageFromPB) })
 	}
 }
 

@@ -21,13 +21,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cloudwego/kitex/pkg/endpoint"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	"github.com/cloudwego/kitex/pkg/streaming"
 	kserver "github.com/cloudwego/kitex/server"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
 )
@@ -45,7 +48,8 @@ type Config struct {
 	// stops; 0 means 5 seconds.
 	Grace time.Duration
 	// Options are extra Kitex server options, applied after the
-	// binding's own (listener, exit wait time, exit signal).
+	// binding's own (listener, exit wait time, exit signal, and the send
+	// middleware that writes responses with internal/pbwire).
 	Options []kserver.Option
 	Logger  *slog.Logger
 }
@@ -58,6 +62,7 @@ type Server struct {
 	grace time.Duration
 	opts  []kserver.Option
 	log   *slog.Logger
+	enc   pbwire.Encoder
 }
 
 var _ a2apb.A2AService = (*Server)(nil)
@@ -87,6 +92,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		kserver.WithListener(ln),
 		kserver.WithExitWaitTime(s.grace),
 		kserver.WithExitSignal(func() <-chan error { return exit }),
+		// Every response, unary or streamed, goes out through pbwire
+		// instead of prutal. Of Kitex's send middlewares only this
+		// (deprecated) one sees the gRPC transport's messages.
+		kserver.WithSendMiddleware(s.encodeWithPBWire),
 	}, s.opts...)
 	svr := a2aservice.NewServer(s, opts...) // Kitex wants the handler as a pointer
 	ran := make(chan error, 1)
@@ -104,6 +113,29 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("grpcserver: stop: %w", err)
 	}
 	return nil
+}
+
+// encodeWithPBWire has Kitex write each message the service sends with
+// pbwire, which keeps set oneof members that hold zero values (an empty
+// text part, a 0 or false in metadata) that prutal v0.1.3 drops.
+func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpoint {
+	return func(st streaming.Stream, msg any) error {
+		return next(st, pbMessage{enc: &s.enc, msg: msg})
+	}
+}
+
+// pbMessage is a message on its way out, in the form Kitex's gRPC codec
+// writes by calling Marshal (its protobuf.ProtobufMsgCodec).
+type pbMessage struct {
+	enc *pbwire.Encoder
+	msg any
+}
+
+func (m pbMessage) Marshal(out []byte) ([]byte, error) { return m.enc.Marshal(out, m.msg) }
+
+// Unmarshal is never called: a pbMessage is only sent.
+func (m pbMessage) Unmarshal([]byte) error {
+	return errors.New("grpcserver: an outgoing message cannot be decoded into")
 }
 
 // begin checks the call's metadata and attaches its call info to ctx. The

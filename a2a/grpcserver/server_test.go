@@ -14,6 +14,7 @@ import (
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/status"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
@@ -193,6 +194,44 @@ func TestSendStreamingMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEchoStream(t, recvAll(t, stream.Recv), text)
+}
+
+// Responses keep the oneof members that hold zero values, unary and
+// streamed: an empty text part arrives as one, not as a part without
+// content (which prutal, Kitex's codec, would send; see internal/pbwire).
+func TestZeroValuesOnTheWire(t *testing.T) {
+	cli := serve(t, server.Config{})
+	// Two runes in ten chunks: eight chunks are empty text.
+	stream, err := cli.SendStreamingMessage(t.Context(), sendReq("hi", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := recvAll(t, stream.Recv)
+	checkEchoStream(t, evs, "hi")
+	empty := 0
+	for _, ev := range evs {
+		if u, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok && u.Artifact.Text() == "" {
+			empty++
+		}
+	}
+	if empty != 8 {
+		t.Errorf("%d empty chunks arrived, want 8", empty)
+	}
+
+	// A message with no text (its one part is data) gets an empty echo.
+	req := sendReq("", nil)
+	req.Message.Parts[0].Content = &a2apb.Part_Data{Data: structpb.NewStructValue(&structpb.Struct{})}
+	resp, err := cli.SendMessage(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arts := resp.GetTask().GetArtifacts()
+	if len(arts) != 1 || len(arts[0].Parts) != 1 {
+		t.Fatalf("artifacts %v, want one with one part", arts)
+	}
+	if c, ok := arts[0].Parts[0].Content.(*a2apb.Part_Text); !ok || c.Text != "" {
+		t.Errorf("the echo's part holds %#v, want empty text", arts[0].Parts[0].Content)
+	}
 }
 
 func TestSubscribeToTask(t *testing.T) {

@@ -172,6 +172,19 @@ func Card(baseURL string, extended bool) *a2a.AgentCard {
 // agent card.
 func NewHandler(baseURL string, opts Options) http.Handler {
 	card := Card(baseURL, opts.ExtendedCard != nil)
+	handler := NewRequestHandler(card, opts)
+	mux := http.NewServeMux()
+	mux.Handle("/", a2asrv.NewJSONRPCHandler(handler))
+	mux.Handle("/v03/", a2av0.NewJSONRPCHandler(handler))
+	mux.Handle("/.well-known/agent-card.json", a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
+	return mux
+}
+
+// NewRequestHandler returns the peer's binding-agnostic a2a-go handler,
+// which checks requests against card's capabilities, for serving over
+// a2a-go's other bindings (its gRPC and REST servers) under a card that
+// names them.
+func NewRequestHandler(card *a2a.AgentCard, opts Options) a2asrv.RequestHandler {
 	exec := opts.Executor
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithCallInterceptors(streamMarker{}),
@@ -188,10 +201,5 @@ func NewHandler(baseURL string, opts Options) http.Handler {
 	if opts.ExtendedCard != nil {
 		hopts = append(hopts, a2asrv.WithExtendedAgentCard(opts.ExtendedCard))
 	}
-	handler := a2asrv.NewHandler(&exec, hopts...)
-	mux := http.NewServeMux()
-	mux.Handle("/", a2asrv.NewJSONRPCHandler(handler))
-	mux.Handle("/v03/", a2av0.NewJSONRPCHandler(handler))
-	mux.Handle("/.well-known/agent-card.json", a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
-	return mux
+	return a2asrv.NewHandler(&exec, hopts...)
 }
