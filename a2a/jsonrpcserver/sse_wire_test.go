@@ -226,6 +226,37 @@ func TestSubscribeStream(t *testing.T) {
 	}
 }
 
+// TestSubscribeInterrupted subscribes to a task waiting for input: the
+// snapshot arrives at once (without waiting for a keep-alive to flush it),
+// and the stream follows the run the answer starts to its end.
+func TestSubscribeInterrupted(t *testing.T) {
+	// No keep-alive within the test's time, so a snapshot left unflushed
+	// fails it instead of arriving late.
+	w := serve(t, server.Config{Card: echoCard(), Executor: fastEcho()}, jsonrpcserver.Options{KeepAlive: time.Hour})
+	for _, sw := range streamWires {
+		t.Run(sw.name, func(t *testing.T) {
+			w := w.on(t)
+			id := taskID10(t, w.sendText10(echo.InputPrefix+" "+sw.name))
+			s := w.stream(rpc(`"sub"`, sw.subscribe, `{"id":`+quote(id)+`}`), sw.headers)
+			first := s.mustNext()
+			answer := `{"messageId":"answer-` + sw.name + `","taskId":` + quote(id) + `,"role":"ROLE_USER","parts":[{"text":"the answer"}]}`
+			if got := str(t, w.post(rpc(`"answer"`, "SendMessage", `{"message":`+answer+`}`), v10).result(t), "task.status.state"); got != "TASK_STATE_COMPLETED" {
+				t.Fatalf("answer: task %s", got)
+			}
+			evs := results(t, append([]sseEvent{first}, s.all()...), `"sub"`)
+			checkConsecutive(t, evs, 2)
+			r0 := json.RawMessage(evs[0].result)
+			if kind := sw.kindOf(t, r0); kind != "task" {
+				t.Fatalf("first event is a %s, want the task", kind)
+			}
+			last := json.RawMessage(evs[len(evs)-1].result)
+			if kind := sw.kindOf(t, last); kind != "statusUpdate" || sw.stateOfSU(t, last) != sw.completed {
+				t.Fatalf("last event %s, want the completed status", last)
+			}
+		})
+	}
+}
+
 // TestKeepAlive: an idle stream carries SSE comments.
 func TestKeepAlive(t *testing.T) {
 	slow := &echo.Executor{SlowChunks: 2, SlowInterval: 200 * time.Millisecond}

@@ -25,6 +25,10 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 	events := s.streamEvents(ctx, c, op, w, params)
 	ew := newEventWriter(c, s.opts.KeepAlive)
 	defer ew.close()
+	// A subscription without Last-Event-ID opens with the task's snapshot,
+	// which never ends it, even in a settled state: the Handler follows a
+	// task waiting for input to the end of its next run.
+	snapshot := op == jsonrpc.OpSubscribeToTask && len(c.Request.Header.Peek(sse.LastEventIDHeader)) == 0
 
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
@@ -46,7 +50,9 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 		if e.Seq > 0 {
 			sseID = strconv.FormatUint(e.Seq, 10)
 		}
-		if err := ew.event(sseID, buf, endsStream(e.Event)); err != nil {
+		last := endsStream(e.Event) && !snapshot
+		snapshot = false
+		if err := ew.event(sseID, buf, last); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return
@@ -55,7 +61,7 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 }
 
 // endsStream reports whether ev is a stream's last event: a direct reply,
-// or a terminal or interrupted state.
+// or a terminal or interrupted state (but for a subscription's snapshot).
 func endsStream(ev a2a.Event) bool {
 	if _, isMsg := ev.(*a2a.Message); isMsg {
 		return true

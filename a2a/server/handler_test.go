@@ -439,13 +439,31 @@ func TestSubscribeAndResume(t *testing.T) {
 	wantCode(t, err, a2a.CodeTaskNotFound)
 }
 
+// A subscription to a task waiting for input follows the run the answer
+// starts, to its end (the A2A TCK's STREAM-SUB-002).
 func TestSubscribeInterrupted(t *testing.T) {
 	h := echoHandler(t)
-	ctx := context.Background()
+	// Bounds the wait should the stream never close.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	task := sendTask(t, h, send("input: x"))
-	entries, err := collect(t, h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, ""))
-	if err != nil || len(entries) != 1 || state(entries[0].Event) != a2a.TaskStateInputRequired {
-		t.Fatalf("subscribe to an interrupted task = %+v %v; want just the task", entries, err)
+	var states []a2a.TaskState
+	for e, err := range h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}, "") {
+		if err != nil {
+			t.Fatalf("after %v: %v", states, err)
+		}
+		if s, ok := a2a.StateOf(e.Event); ok {
+			states = append(states, s)
+		}
+		if len(states) == 1 {
+			if got := sendTask(t, h, followUp(task.ID, "the answer")); got.Status.State != a2a.TaskStateCompleted {
+				t.Fatalf("answer: task %s, want completed", got.Status.State)
+			}
+		}
+	}
+	want := []a2a.TaskState{a2a.TaskStateInputRequired, a2a.TaskStateWorking, a2a.TaskStateCompleted}
+	if !slices.Equal(states, want) {
+		t.Fatalf("subscription to an interrupted task saw %v, want %v", states, want)
 	}
 }
 

@@ -94,7 +94,12 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 
 // SubscribeToTask streams a task's events until it settles. Without a
 // lastEventID it starts with the current task snapshot (carrying the
-// sequence number it reflects) and refuses a terminal task. With one (an
+// sequence number it reflects) and refuses a terminal task; a task waiting
+// for input (or authorization) has settled already, so its stream follows
+// the run the next message starts until that run settles: the
+// specification lets a client subscribe to any task not in a terminal
+// state, and a stream that closed after the snapshot would show it nothing
+// GetTask does not. With one (an
 // SSE Last-Event-ID: a sequence number this server sent) it replays exactly
 // the events after it, terminal tasks included, so a cut stream resumes
 // with nothing lost or repeated.
@@ -118,7 +123,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 				yield(eventlog.Entry{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "task %q is already %s; use GetTask for its final state (or resume a stream with Last-Event-ID)", req.ID, state))
 				return
 			}
-			if !yield(eventlog.Entry{Seq: e.Seq, Event: e.Task}, nil) || state.Interrupted() {
+			if !yield(eventlog.Entry{Seq: e.Seq, Event: e.Task}, nil) {
 				return
 			}
 			h.follow(ctx, req.ID, e.Seq, yield)

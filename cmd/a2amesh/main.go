@@ -5,7 +5,7 @@
 //	a2amesh agents             the mesh's agents and whether they are up
 //	a2amesh tasks list|get ID  the gateway's tasks
 //	a2amesh watch              every task event of the mesh, live, from NATS
-//	a2amesh serve NAME         serve one agent service (weather, chat, math, research, writer, router, supervisor, planner, echo)
+//	a2amesh serve NAME         serve one agent service (weather, chat, math, research, writer, router, supervisor, planner, echo, conformance)
 //	a2amesh gateway            serve the gateway
 package main
 

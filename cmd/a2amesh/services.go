@@ -8,12 +8,15 @@ import (
 	"os"
 	"strings"
 
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/bridge"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/serve"
 	"github.com/a2amesh/a2amesh/services/chat"
+	"github.com/a2amesh/a2amesh/services/conformance"
 	"github.com/a2amesh/a2amesh/services/echo"
 	mathagent "github.com/a2amesh/a2amesh/services/math"
 	"github.com/a2amesh/a2amesh/services/planner"
@@ -148,7 +151,10 @@ func serviceNames() []string {
 	for _, s := range meshServices() {
 		out = append(out, s.name)
 	}
-	return append(out, "echo")
+	for _, s := range executorServices() {
+		out = append(out, s.name)
+	}
+	return out
 }
 
 // envPrefix is the prefix of a service's flags' environment variables.
@@ -156,8 +162,10 @@ func envPrefix(name string) string { return strings.ToUpper(strings.ReplaceAll(n
 
 // serveService runs `a2amesh serve NAME args...`.
 func serveService(ctx context.Context, name string, args []string, stdout io.Writer) error {
-	if name == "echo" {
-		return serveEcho(ctx, args, stdout)
+	for _, s := range executorServices() {
+		if s.name == name {
+			return serveExecutor(ctx, s, args, stdout)
+		}
 	}
 	def, ok := findService(name)
 	if !ok {
@@ -214,20 +222,38 @@ func serveUntilDone(ctx context.Context, s *serve.Server, name string, sf *cli.S
 	return s.Serve(ctx)
 }
 
-// serveEcho serves the echo agent, the protocol benchmark's subject.
-func serveEcho(ctx context.Context, args []string, stdout io.Writer) error {
-	f := cli.NewFlags("echo", "ECHO")
-	sf := cli.DefineServe(f, "127.0.0.1:9001")
+// executorService is a service written as an A2A executor (against
+// a2a/server) rather than an adk.Agent; it needs no model.
+type executorService struct {
+	name, addr string
+	exec       server.AgentExecutor
+	card       *a2a.AgentCard
+}
+
+// executorServices lists the executor services: the echo agent, the
+// protocol benchmark's subject, and the conformance agent, the A2A
+// conformance kit's subject.
+func executorServices() []executorService {
+	return []executorService{
+		{name: "echo", addr: "127.0.0.1:9001", exec: new(echo.Executor), card: echo.Card("")},
+		{name: "conformance", addr: "127.0.0.1:9009", exec: new(conformance.Executor), card: conformance.Card("")},
+	}
+}
+
+// serveExecutor serves an executor service.
+func serveExecutor(ctx context.Context, def executorService, args []string, stdout io.Writer) error {
+	f := cli.NewFlags(def.name, envPrefix(def.name))
+	sf := cli.DefineServe(f, def.addr)
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	log, cfg, err := serveConfig(sf, "echo")
+	log, cfg, err := serveConfig(sf, def.name)
 	if err != nil {
 		return err
 	}
-	s, err := serve.NewExecutor(ctx, new(echo.Executor), echo.Card(""), cfg)
+	s, err := serve.NewExecutor(ctx, def.exec, def.card, cfg)
 	if err != nil {
 		return err
 	}
-	return serveUntilDone(ctx, s, "echo", sf, log, stdout)
+	return serveUntilDone(ctx, s, def.name, sf, log, stdout)
 }
