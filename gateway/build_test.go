@@ -243,3 +243,20 @@ func TestBuildWorkflows(t *testing.T) {
 		t.Errorf("the run said %q, want A, then B and C", got)
 	}
 }
+
+// TestBuildBinding: a node's binding is the only one its agent is called
+// over, so an agent whose card does not list it cannot be composed, and
+// the error says what was asked for.
+func TestBuildBinding(t *testing.T) {
+	w := serveWorker(t, "A", nil)
+	top, err := ParseTopology([]byte(fmt.Sprintf("version: 1\nagents: {a: %q}\nentry: {agent: a, binding: HTTP+JSON}", w.url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(hc.CloseIdleConnections)
+	_, err = top.Build(context.Background(), Config{Model: modeltest.New(), Remote: bridge.RemoteConfig{HTTPClient: hc}})
+	if err == nil || !strings.Contains(err.Error(), "offers no HTTP+JSON 1.0 interface") {
+		t.Fatalf("Build = %v, want the agent refused for lacking HTTP+JSON", err)
+	}
+}

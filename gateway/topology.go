@@ -36,6 +36,12 @@ type Topology struct {
 	} `json:"gateway"`
 	// Agents are the remote agents by key: their base URLs.
 	Agents map[string]string `json:"agents"`
+	// Bindings are the protocol bindings the gateway calls the agents
+	// over, the preferred first, among those each agent's card lists:
+	// "JSONRPC", "HTTP+JSON", "GRPC" (case does not matter). Empty: the
+	// gateway's Config.Remote.Bindings, by default JSON-RPC, then
+	// HTTP+JSON. A node's Binding overrides it for that agent.
+	Bindings []string `json:"bindings,omitempty"`
 	// Entry is the composition.
 	Entry *Node `json:"entry"`
 }
@@ -49,6 +55,9 @@ type Node struct {
 	DisallowTransferToParent bool    `json:"disallowTransferToParent,omitempty"`
 	// Alias renames the agent in this composition.
 	Alias string `json:"alias,omitempty"`
+	// Binding, on an agent node, is the only protocol binding the agent
+	// is called over here ("GRPC", ...); its card must list it.
+	Binding string `json:"binding,omitempty"`
 
 	Sequential  *Workflow    `json:"sequential,omitempty"`
 	Parallel    *Workflow    `json:"parallel,omitempty"`
@@ -118,6 +127,9 @@ func (t *Topology) Check() error {
 	if t.Entry == nil {
 		return errors.New("no entry")
 	}
+	if _, err := ParseBindings(t.Bindings...); err != nil {
+		return fmt.Errorf("bindings: %w", err)
+	}
 	return t.check(t.Entry, "entry")
 }
 
@@ -134,8 +146,13 @@ func (t *Topology) check(n *Node, where string) error {
 	if kinds != 1 {
 		return fmt.Errorf("%s: a node is exactly one of agent, sequential, parallel, loop, supervisor, planExecute", where)
 	}
-	if n.Agent == "" && (len(n.SubAgents) > 0 || n.Alias != "" || n.DisallowTransferToParent) {
-		return fmt.Errorf("%s: subAgents, alias and disallowTransferToParent belong to agent nodes", where)
+	if n.Agent == "" && (len(n.SubAgents) > 0 || n.Alias != "" || n.DisallowTransferToParent || n.Binding != "") {
+		return fmt.Errorf("%s: subAgents, alias, binding and disallowTransferToParent belong to agent nodes", where)
+	}
+	if n.Binding != "" {
+		if _, err := ParseBindings(n.Binding); err != nil {
+			return fmt.Errorf("%s: binding: %w", where, err)
+		}
 	}
 	checkAll := func(nodes []*Node, what string) error {
 		for i, c := range nodes {
@@ -239,6 +256,14 @@ func (b *builder) node(ctx context.Context, n *Node) (adk.Agent, error) {
 	case n.Agent != "":
 		rc := b.cfg.Remote
 		rc.URL, rc.Name = b.t.Agents[n.Agent], n.Alias
+		names := b.t.Bindings
+		if n.Binding != "" {
+			names = []string{n.Binding}
+		}
+		if len(names) > 0 {
+			// Check has parsed them.
+			rc.Bindings, _ = ParseBindings(names...)
+		}
 		a, err := bridge.NewRemoteAgent(ctx, rc)
 		if err != nil {
 			return nil, err

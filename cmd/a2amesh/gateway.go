@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -46,9 +47,13 @@ func serveGateway(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	hops, err := gateway.ParseBindings(sf.HopBindings()...)
+	if err != nil {
+		return fmt.Errorf("--hop-bindings: %w", err)
+	}
 	log.Info("discovering the mesh's agents", "agents", strings.Join(slices.Sorted(maps.Keys(t.Agents)), ", "), "wait", *sf.Wait)
 	s, err := gateway.New(ctx, t, gateway.Config{Model: m, Serve: cfg, Remote: bridge.RemoteConfig{Wait: *sf.Wait,
-		IdleTimeout: *hopIdle, ResponseTimeout: *hopResponse, AllowedOrigins: cli.SplitList(*origins)}})
+		IdleTimeout: *hopIdle, ResponseTimeout: *hopResponse, AllowedOrigins: cli.SplitList(*origins), Bindings: hops}})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/serve"
 	"github.com/a2amesh/a2amesh/services/chat"
@@ -185,8 +186,12 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 	if err != nil {
 		return err
 	}
+	hops, err := gateway.ParseBindings(sf.HopBindings()...)
+	if err != nil {
+		return fmt.Errorf("--hop-bindings: %w", err)
+	}
 	e := &env{model: m, remote: func(ctx context.Context, url string) (*bridge.RemoteAgent, error) {
-		return bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: url, Wait: *sf.Wait})
+		return bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: url, Wait: *sf.Wait, Bindings: hops})
 	}}
 	agent, err := build(ctx, e)
 	if err != nil {

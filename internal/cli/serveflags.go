@@ -36,6 +36,10 @@ type ServeFlags struct {
 	openAIBaseURL, openAIModel, openAIKey *string
 	// Wait is how long to wait for the agents this one calls to come up.
 	Wait *time.Duration
+	// HopBindings are the protocol bindings to call other agents over,
+	// the preferred first (names as cards give them); empty: the client's
+	// default.
+	hopBindings *string
 }
 
 // flagOf names the flag of a serve.Config field, and says what to add to
@@ -114,6 +118,8 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		openAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
 		openAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
 		Wait:          f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+		hopBindings: f.StringEnv("hop-bindings", "A2AMESH_HOP_BINDINGS", "",
+			"protocol bindings to call other agents over, the preferred first, among those their cards list (comma-separated: JSONRPC, HTTP+JSON, GRPC; empty: JSONRPC,HTTP+JSON)"),
 	}
 }
 
@@ -167,6 +173,10 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 
 // Logger returns the logger --log-level asks for.
 func (s *ServeFlags) Logger() (*slog.Logger, error) { return Logger(*s.logLevel) }
+
+// HopBindings is --hop-bindings: the names of the bindings to call other
+// agents over, the preferred first.
+func (s *ServeFlags) HopBindings() []string { return SplitList(*s.hopBindings) }
 
 // DebugAddr is --debug-addr: where to serve /debug/pprof/ (empty: off).
 func (s *ServeFlags) DebugAddr() string { return *s.debugAddr }
