@@ -88,6 +88,7 @@ bench: build
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 5 . | tee ../bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
 	GOGC=100 bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
+	GOGC=100 bin/a2aload bindings --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/bindings.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
 	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md

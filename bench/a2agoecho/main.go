@@ -1,18 +1,76 @@
 // Command a2agoecho serves the echo agent built on a2a-go v2.4.0 (package
-// bench/peers/goecho) with net/http, for side-by-side benchmarks.
+// bench/peers/goecho), for side-by-side benchmarks: JSON-RPC with
+// net/http on --addr, and with --rest-addr and --grpc-addr also a2a-go's
+// HTTP+JSON binding (net/http) and gRPC binding (grpc-go), each on its
+// own address. One request handler is behind every binding, and the card
+// lists each binding served.
 package main
 
 import (
+	"errors"
 	"flag"
 	"log"
+	"net"
 	"net/http"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
 
 	"github.com/a2amesh/a2amesh/bench/peers/goecho"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:9102", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:9102", "address to serve JSON-RPC and the agent card on")
+	restAddr := flag.String("rest-addr", "", "address to serve the HTTP+JSON binding on as well (empty: none)")
+	grpcAddr := flag.String("grpc-addr", "", "address to serve the gRPC binding on as well (empty: none)")
 	flag.Parse()
-	srv := &http.Server{Addr: *addr, Handler: goecho.NewHandler("http://"+*addr+"/", goecho.Options{})}
-	log.Fatal(srv.ListenAndServe())
+	if err := serve(*addr, *restAddr, *grpcAddr); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// serve runs every binding asked for until one of them fails. The
+// listeners are open before any binding serves, so a client that reads
+// the card can reach every interface it lists.
+func serve(addr, restAddr, grpcAddr string) error {
+	card := goecho.Card("http://"+addr+"/", false)
+	jsonrpcLn, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	var restLn, grpcLn net.Listener
+	if restAddr != "" {
+		if restLn, err = net.Listen("tcp", restAddr); err != nil {
+			return err
+		}
+		card.SupportedInterfaces = append(card.SupportedInterfaces, &a2a.AgentInterface{
+			URL: "http://" + restAddr + "/", ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: "1.0",
+		})
+	}
+	if grpcAddr != "" {
+		if grpcLn, err = net.Listen("tcp", grpcAddr); err != nil {
+			return err
+		}
+		card.SupportedInterfaces = append(card.SupportedInterfaces, &a2a.AgentInterface{
+			URL: grpcAddr, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: "1.0",
+		})
+	}
+	rh := goecho.NewRequestHandler(card, goecho.Options{})
+	failed := make(chan error, 3)
+	go func() { failed <- http.Serve(jsonrpcLn, goecho.NewJSONRPCHandler(card, rh)) }()
+	if restLn != nil {
+		go func() { failed <- http.Serve(restLn, a2asrv.NewRESTHandler(rh)) }()
+	}
+	if grpcLn != nil {
+		s := grpc.NewServer()
+		a2agrpc.NewHandler(rh).RegisterWith(s)
+		go func() { failed <- s.Serve(grpcLn) }()
+	}
+	err = <-failed // the process exits on it: the other bindings end with it
+	if err == nil {
+		err = errors.New("a binding stopped serving")
+	}
+	return err
 }

@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -23,9 +20,16 @@ type conn struct {
 	br *bufio.Reader
 }
 
-func dial(addr string) (*conn, error) {
-	c, err := net.Dial("tcp", addr)
+// dial connects to addr. Every read and write on the connection fails
+// after deadline, so that a server that stops answering cannot hold a
+// load run past its time.
+func dial(addr string, deadline time.Time) (*conn, error) {
+	c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
 	if err != nil {
+		return nil, err
+	}
+	if err := c.SetDeadline(deadline); err != nil {
+		c.Close()
 		return nil, err
 	}
 	return &conn{c: c, br: bufio.NewReaderSize(c, 64<<10)}, nil
@@ -116,90 +120,77 @@ func request(host, path, method, version, text string) []byte {
 
 // requestWith is request with a send's configuration (JSON, "" for none).
 func requestWith(host, path, method, version, text, configuration string) []byte {
-	params := fmt.Sprintf(`{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":%q}]}}`, text)
-	if configuration != "" {
-		params = params[:len(params)-1] + `,"configuration":` + configuration + `}`
-	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, params)
+	body := jsonrpcBody(method, text, configuration)
 	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nA2A-Version: %s\r\nContent-Length: %d\r\n\r\n%s",
 		path, host, version, len(body), body)
 }
 
-// result is what one load run measured.
-type result struct {
-	Requests int
-	Errors   int
-	// Refused counts the requests answered with a JSON-RPC error (also
-	// in Requests and Latencies).
-	Refused   int
-	Elapsed   time.Duration
-	Latencies []time.Duration // sorted
+// jsonrpcBody is a JSON-RPC request of method with sendBody's params.
+func jsonrpcBody(method, text, configuration string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, sendBody(text, configuration))
 }
 
-func (r result) rate() float64 { return float64(r.Requests) / r.Elapsed.Seconds() }
-
-func (r result) pct(p float64) time.Duration {
-	if len(r.Latencies) == 0 {
-		return 0
+// sendBody is a SendMessageRequest of a user message of text, with a
+// configuration (JSON, "" for none): JSON-RPC's params and HTTP+JSON's
+// body.
+func sendBody(text, configuration string) string {
+	body := fmt.Sprintf(`{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":%q}]}}`, text)
+	if configuration != "" {
+		body = body[:len(body)-1] + `,"configuration":` + configuration + `}`
 	}
-	return r.Latencies[min(len(r.Latencies)-1, int(p*float64(len(r.Latencies))))]
+	return body
 }
+
+// restRequest builds the bytes of an HTTP+JSON POST of a send to route
+// ("/message:send" or "/message:stream" under the interface's path).
+func restRequest(host, route, text string) []byte {
+	body := sendBody(text, "")
+	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nA2A-Version: 1.0\r\nContent-Length: %d\r\n\r\n%s",
+		route, host, restContentType, len(body), body)
+}
+
+// restContentType is the media type the HTTP+JSON binding asks for (spec §11.1).
+const restContentType = "application/a2a+json"
 
 // load sends req over conns connections for d, or until maxRequests were
-// sent, and measures every request.
+// sent, and measures every request. A connection that fails is dialled
+// again; one that cannot be ends its worker.
 func load(ctx context.Context, addr string, req []byte, conns int, d time.Duration, maxRequests int) (result, error) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var sent atomic.Int64
-	var wg sync.WaitGroup
-	lat := make([][]time.Duration, conns)
-	errs := make([]int, conns)
-	refused := make([]int, conns)
-	var firstErr error
-	var errOnce sync.Once
-	start := time.Now()
-	for i := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := dial(addr)
-			if err != nil {
-				errOnce.Do(func() { firstErr = err })
-				return
-			}
-			defer c.close()
-			mine := make([]time.Duration, 0, 4096)
-			for ctx.Err() == nil && sent.Add(1) <= int64(maxRequests) {
-				t0 := time.Now()
-				_, err := c.do(req)
-				if errors.Is(err, errRefused) {
-					refused[i]++
-					err = nil
-				}
-				if err != nil {
-					errs[i]++
-					errOnce.Do(func() { firstErr = err })
-					if c, err = dial(addr); err != nil {
-						return
-					}
-					continue
-				}
-				mine = append(mine, time.Since(t0))
-			}
-			lat[i] = mine
-		}()
+	deadline := time.Now().Add(d + callGrace)
+	return hammer(ctx, conns, d, maxRequests, func(int) (worker, error) {
+		c, err := dial(addr, deadline)
+		if err != nil {
+			return nil, err
+		}
+		return &httpWorker{c: c, addr: addr, req: req, deadline: deadline}, nil
+	})
+}
+
+// httpWorker sends one prepared request at a time on its connection.
+type httpWorker struct {
+	c        *conn
+	addr     string
+	req      []byte
+	deadline time.Time
+}
+
+func (w *httpWorker) call() error {
+	_, err := w.c.do(w.req)
+	if err == nil || errors.Is(err, errRefused) {
+		return err
 	}
-	wg.Wait()
-	res := result{Elapsed: time.Since(start)}
-	for i := range lat {
-		res.Latencies = append(res.Latencies, lat[i]...)
-		res.Errors += errs[i]
-		res.Refused += refused[i]
+	w.c.close()
+	c, derr := dial(w.addr, w.deadline)
+	if derr != nil {
+		w.c = nil
+		return fmt.Errorf("%w; dial again: %w (%w)", err, derr, errStop)
 	}
-	res.Requests = len(res.Latencies)
-	slices.Sort(res.Latencies)
-	if res.Requests == 0 && firstErr != nil {
-		return res, firstErr
+	w.c = c
+	return err
+}
+
+func (w *httpWorker) close() {
+	if w.c != nil {
+		w.c.close()
 	}
-	return res, nil
 }

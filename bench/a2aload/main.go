@@ -1,7 +1,9 @@
-// Command a2aload drives A2A JSON-RPC servers with load and compares them.
+// Command a2aload drives A2A servers with load and compares them.
 //
 //	a2aload run --addr 127.0.0.1:9001 --scenario send --conns 32 --duration 10s
+//	a2aload run --binding grpc --addr 127.0.0.1:9002 --scenario stream
 //	a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor
+//	a2aload bindings --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
 //	a2aload hops --ours bin/hops --peer bin/adkgohops
 //	a2aload state --echo "bin/a2amesh serve echo"
 //	a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
@@ -11,7 +13,8 @@
 // that is the floor no A2A server can beat), drives each in turn with the
 // same requests, alternating the order every round, and reports
 // throughput, latency, server CPU per request and memory as ratios. Every
-// load loop is bounded in both time and request count.
+// load loop is bounded in both time and request count. bindings does the
+// same for each binding both servers serve (JSON-RPC, HTTP+JSON, gRPC).
 package main
 
 import (
@@ -44,6 +47,8 @@ func main() {
 		err = stateCmd(os.Args[2:])
 	case "soak":
 		err = soakCmd(os.Args[2:])
+	case "bindings":
+		err = bindingsCmd(os.Args[2:])
 	case "nats-server":
 		err = natsServerCmd(os.Args[2:])
 	default:
@@ -56,26 +61,30 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|hops|state|soak [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|hops|state|soak [flags] (see -h of each)")
 	os.Exit(2)
 }
 
-// scenario is one kind of request.
+// scenario is one kind of request: its JSON-RPC method, and its route in
+// the HTTP+JSON binding and method in the gRPC one.
 type scenario struct {
 	name, method, text string
+	rest, grpc         string
 }
 
 var scenarios = map[string]scenario{
-	"send":   {"blocking send", "SendMessage", "hello"},
-	"stream": {"streaming send", "SendStreamingMessage", "hello world"},
+	"send":   {"blocking send", "SendMessage", "hello", "/message:send", grpcSend},
+	"stream": {"streaming send", "SendStreamingMessage", "hello world", "/message:stream", grpcStream},
 }
 
 func runCmd(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:9001", "server address")
-	path := fs.String("path", "/", "JSON-RPC endpoint path")
+	path := fs.String("path", "/", "JSON-RPC endpoint path, or the HTTP+JSON binding's base path")
+	binding := fs.String("binding", "jsonrpc", "jsonrpc, rest (HTTP+JSON) or grpc")
 	scen := fs.String("scenario", "send", "send or stream")
-	conns := fs.Int("conns", 32, "concurrent connections")
+	conns := fs.Int("conns", 32, "concurrent requests: HTTP connections, or gRPC calls in flight")
+	grpcConns := fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share")
 	d := fs.Duration("duration", 10*time.Second, "how long to load")
 	maxReq := fs.Int("max", 5_000_000, "stop after this many requests")
 	if err := fs.Parse(args); err != nil {
@@ -85,12 +94,21 @@ func runCmd(args []string) error {
 	if !ok {
 		return fmt.Errorf("unknown scenario %q", *scen)
 	}
-	res, err := load(context.Background(), *addr, request(*addr, *path, sc.method, "1.0", sc.text), *conns, *d, *maxReq)
+	b, ok := map[string]string{"jsonrpc": bindingJSONRPC, "rest": bindingREST, "grpc": bindingGRPC}[*binding]
+	if !ok {
+		return fmt.Errorf("unknown binding %q", *binding)
+	}
+	lb := &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq}
+	run, err := lb.driver(context.Background(), endpoint{binding: b, addr: *addr, path: *path}, sc)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: %d requests, %d errors, %.0f req/s, p50 %v, p99 %v\n",
-		sc.name, res.Requests, res.Errors, res.rate(), res.pct(0.50), res.pct(0.99))
+	res, err := run(*d)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s over %s: %d requests, %d errors, %.0f req/s, p50 %v, p99 %v\n",
+		sc.name, b, res.Requests, res.Errors, res.rate(), res.pct(0.50), res.pct(0.99))
 	return nil
 }
 
@@ -101,33 +119,59 @@ type target struct {
 	args []string
 	addr string
 	path string
+	// also are the other addresses it listens on (other bindings'), to be
+	// free before it starts and listening before it counts as started.
+	also []string
 	cmd  *exec.Cmd
 }
 
 // rotated returns ts starting at ts[r % len(ts)], so that over the rounds
 // each target takes its turn first.
-func rotated(ts []*target, r int) []*target {
+func rotated[T any](ts []T, r int) []T {
 	k := r % len(ts)
 	return append(slices.Clone(ts[k:]), ts[:k]...)
 }
 
 // start runs the target: t.bin is a command, its arguments after the
 // binary's path ("bin/a2amesh serve echo"), then t.args.
+//
+// A server left over from another run on one of its addresses would be
+// measured in its place, so they must be free first. The process is
+// killed if a2aload dies.
 func (t *target) start() error {
+	addrs := append([]string{t.addr}, t.also...)
+	for _, a := range addrs {
+		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			c.Close()
+			return fmt.Errorf("start %s: something already listens on %s", t.name, a)
+		}
+	}
 	argv := append(strings.Fields(t.bin), t.args...)
 	t.cmd = exec.Command(argv[0], argv[1:]...)
 	t.cmd.Stdout, t.cmd.Stderr = io.Discard, os.Stderr
+	t.cmd.SysProcAttr = dieWithParent()
 	if err := t.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", t.name, err)
 	}
+	for _, a := range addrs {
+		if err := awaitListening(a); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// awaitListening waits up to 5 s for something to accept connections on
+// addr.
+func awaitListening(addr string) error {
 	for range 500 {
-		if c, err := net.Dial("tcp", t.addr); err == nil {
+		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return fmt.Errorf("%s did not start listening on %s", t.name, t.addr)
+	return fmt.Errorf("nothing listens on %s after 5s", addr)
 }
 
 func (t *target) stop() {
@@ -141,23 +185,40 @@ func (t *target) stop() {
 type measurement struct {
 	res result
 	cpu time.Duration
+	rss int64 // resident memory right after the run, bytes
+	// driverCPU is the CPU time a2aload spent in the run: on shared
+	// cores, what the load driver takes the server cannot have.
+	driverCPU time.Duration
 }
 
-func (m measurement) cpuPerReq() time.Duration {
+func (m measurement) cpuPerReq() time.Duration { return m.perReq(m.cpu) }
+
+func (m measurement) perReq(cpu time.Duration) time.Duration {
 	if m.res.Requests == 0 {
 		return 0
 	}
-	return m.cpu / time.Duration(m.res.Requests)
+	return cpu / time.Duration(m.res.Requests)
 }
 
 func (t *target) measure(ctx context.Context, sc scenario, conns int, d time.Duration, maxReq int) (measurement, error) {
 	req := request(t.addr, t.path, sc.method, "1.0", sc.text)
-	pid := t.cmd.Process.Pid
+	return t.measureWith(func() (result, error) { return load(ctx, t.addr, req, conns, d, maxReq) })
+}
+
+// measureWith runs a load run and reads the server's CPU time (and
+// a2aload's) around it and its memory after it. Any failed or refused
+// request fails it.
+func (t *target) measureWith(run func() (result, error)) (measurement, error) {
+	pid, self := t.cmd.Process.Pid, os.Getpid()
 	cpu0, err := cpuTime(pid)
 	if err != nil {
 		return measurement{}, err
 	}
-	res, err := load(ctx, t.addr, req, conns, d, maxReq)
+	own0, err := cpuTime(self)
+	if err != nil {
+		return measurement{}, err
+	}
+	res, err := run()
 	if err != nil {
 		return measurement{}, fmt.Errorf("%s: %w", t.name, err)
 	}
@@ -165,10 +226,18 @@ func (t *target) measure(ctx context.Context, sc scenario, conns int, d time.Dur
 	if err != nil {
 		return measurement{}, err
 	}
+	own1, err := cpuTime(self)
+	if err != nil {
+		return measurement{}, err
+	}
 	if res.Errors > 0 || res.Refused > 0 {
 		return measurement{}, fmt.Errorf("%s: %d of %d requests failed and %d were refused", t.name, res.Errors, res.Requests+res.Errors, res.Refused)
 	}
-	return measurement{res: res, cpu: cpu1 - cpu0}, nil
+	rss, _, err := memory(pid)
+	if err != nil {
+		return measurement{}, err
+	}
+	return measurement{res: res, cpu: cpu1 - cpu0, rss: rss, driverCPU: own1 - own0}, nil
 }
 
 func compareCmd(args []string) error {

@@ -172,7 +172,13 @@ func Card(baseURL string, extended bool) *a2a.AgentCard {
 // agent card.
 func NewHandler(baseURL string, opts Options) http.Handler {
 	card := Card(baseURL, opts.ExtendedCard != nil)
-	handler := NewRequestHandler(card, opts)
+	return NewJSONRPCHandler(card, NewRequestHandler(card, opts))
+}
+
+// NewJSONRPCHandler serves handler over JSON-RPC, 1.0 at "/" and 0.3 at
+// "/v03/", and card at the well-known path: NewHandler for a card that
+// names other bindings too.
+func NewJSONRPCHandler(card *a2a.AgentCard, handler a2asrv.RequestHandler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", a2asrv.NewJSONRPCHandler(handler))
 	mux.Handle("/v03/", a2av0.NewJSONRPCHandler(handler))
