@@ -12,6 +12,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/internal/httpbind"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
 )
@@ -23,16 +24,16 @@ import (
 // event, are sent as an event too: streaming clients read only events.
 func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
 	events := s.streamEvents(ctx, c, op, version, params)
-	w := newEventWriter(c, s.opts.KeepAlive)
-	defer w.close()
+	w := httpbind.NewEventWriter(c, s.opts.KeepAlive)
+	defer w.Close()
 
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
 			pe := server.ProtocolError(s.log, op.String(), err)
-			setRetryAfter(c, pe) // written with the headers, if they have not been
+			httpbind.SetRetryAfter(c, pe) // written with the headers, if they have not been
 			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
-			if werr := w.event("", buf, true); werr != nil {
+			if werr := w.Event("", "", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
 			return
@@ -52,22 +53,12 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 		if e.Seq > 0 {
 			sseID = strconv.FormatUint(e.Seq, 10)
 		}
-		if err := w.event(sseID, buf, endsStream(e.Event)); err != nil {
+		if err := w.Event(sseID, "", buf, httpbind.EndsStream(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return
 		}
 	}
-}
-
-// endsStream reports whether ev is a stream's last event: a direct reply,
-// or a terminal or interrupted state.
-func endsStream(ev a2a.Event) bool {
-	if _, isMsg := ev.(*a2a.Message); isMsg {
-		return true
-	}
-	s, ok := a2a.StateOf(ev)
-	return ok && s.Settled()
 }
 
 // streamEvents decodes a streaming call and starts it.

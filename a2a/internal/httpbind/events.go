@@ -1,4 +1,4 @@
-package jsonrpcserver
+package httpbind
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"github.com/cloudwego/hertz/pkg/network"
 	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
+
+	"github.com/a2amesh/a2amesh/a2a"
 )
 
 // FlushDelay is how long an event that does not end its stream may wait
@@ -21,14 +23,14 @@ const FlushDelay = time.Millisecond
 // errStreamClosed is the error of writes after the stream ended.
 var errStreamClosed = errors.New("event stream closed")
 
-// eventWriter writes a stream's events with Hertz's SSE writer. An event
+// EventWriter writes a stream's events with Hertz's SSE writer. An event
 // that does not end the stream is flushed FlushDelay later unless a write
 // flushes it first; the last one leaves with the end of the body, which
 // Hertz writes and flushes when the handler returns. A keep-alive comment
 // goes out every keepAlive to hold idle connections open through proxies
 // and reveal a client that left. Timers, not goroutines, drive the delayed
-// work; close stops them.
-type eventWriter struct {
+// work; Close stops them.
+type EventWriter struct {
 	sse *sse.Writer
 
 	mu         sync.Mutex
@@ -41,8 +43,10 @@ type eventWriter struct {
 	err        error // the first write or flush error
 }
 
-func newEventWriter(c *app.RequestContext, keepAlive time.Duration) *eventWriter {
-	w := &eventWriter{body: resp.NewChunkedBodyWriter(&c.Response, c.GetWriter()), period: keepAlive}
+// NewEventWriter starts an event stream as c's response: its body is
+// written through the EventWriter from now on.
+func NewEventWriter(c *app.RequestContext, keepAlive time.Duration) *EventWriter {
+	w := &EventWriter{body: resp.NewChunkedBodyWriter(&c.Response, c.GetWriter()), period: keepAlive}
 	// The SSE writer writes through w, which decides when to flush.
 	c.Response.HijackWriter(bodyWriter{w})
 	w.sse = sse.NewWriter(c)
@@ -50,9 +54,10 @@ func newEventWriter(c *app.RequestContext, keepAlive time.Duration) *eventWriter
 	return w
 }
 
-// event writes one event; last says it ends the stream.
-func (w *eventWriter) event(id string, data []byte, last bool) error {
-	if err := w.sse.WriteEvent(id, "", data); err != nil {
+// Event writes one event: its SSE id (none when ""), its type (none, the
+// default "message", when "") and its data. last says it ends the stream.
+func (w *EventWriter) Event(id, event string, data []byte, last bool) error {
+	if err := w.sse.WriteEvent(id, event, data); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -73,7 +78,7 @@ func (w *eventWriter) event(id string, data []byte, last bool) error {
 	return w.err
 }
 
-func (w *eventWriter) delayedFlush() {
+func (w *EventWriter) delayedFlush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.closed && w.unflushed {
@@ -81,7 +86,7 @@ func (w *eventWriter) delayedFlush() {
 	}
 }
 
-func (w *eventWriter) sendKeepAlive() {
+func (w *EventWriter) sendKeepAlive() {
 	if w.sse.WriteKeepAlive() != nil {
 		return
 	}
@@ -92,7 +97,7 @@ func (w *eventWriter) sendKeepAlive() {
 	}
 }
 
-func (w *eventWriter) flushLocked() error {
+func (w *EventWriter) flushLocked() error {
 	if w.err == nil && !w.closed {
 		if w.flushTimer != nil {
 			w.flushTimer.Stop()
@@ -103,10 +108,10 @@ func (w *eventWriter) flushLocked() error {
 	return w.err
 }
 
-// close stops the timers; the writer is unusable after it. What is not
+// Close stops the timers; the writer is unusable after it. What is not
 // yet flushed leaves with the end of the body, which Hertz writes when the
 // handler returns.
-func (w *eventWriter) close() {
+func (w *EventWriter) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.closed = true
@@ -117,8 +122,8 @@ func (w *eventWriter) close() {
 }
 
 // bodyWriter is the body the SSE writer sees: writes go through under the
-// eventWriter's lock, and flushing is the eventWriter's decision.
-type bodyWriter struct{ w *eventWriter }
+// EventWriter's lock, and flushing is the EventWriter's decision.
+type bodyWriter struct{ w *EventWriter }
 
 func (b bodyWriter) Write(p []byte) (int, error) {
 	b.w.mu.Lock()
@@ -142,4 +147,14 @@ func (b bodyWriter) Finalize() error {
 	b.w.mu.Lock()
 	defer b.w.mu.Unlock()
 	return b.w.body.Finalize()
+}
+
+// EndsStream reports whether ev is a stream's last event: a direct reply,
+// or a terminal or interrupted state.
+func EndsStream(ev a2a.Event) bool {
+	if _, isMsg := ev.(*a2a.Message); isMsg {
+		return true
+	}
+	s, ok := a2a.StateOf(ev)
+	return ok && s.Settled()
 }
