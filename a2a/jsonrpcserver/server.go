@@ -6,12 +6,12 @@
 package jsonrpcserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"time"
 
@@ -148,10 +148,44 @@ func (s *Server) HertzOptions() []config.Option {
 // read. One that says A2A-Version: 1.0 (as 1.0 clients must on every
 // request), in the header or the query, gets the 1.0 card alone, which
 // the 1.0 JSON schema admits: the union card's 0.3 members are not in it.
-func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) { s.card.Serve(c) }
+func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) { s.card.Serve(httpbind.Hertz(c)) }
 
 // ServeRPC serves one JSON-RPC request.
 func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
+	s.serveRPC(ctx, httpbind.Hertz(c))
+}
+
+// Path returns the JSON-RPC endpoint's path (Options.Path).
+func (s *Server) Path() string { return s.opts.Path }
+
+// ServeHTTP serves the binding in a net/http server of the caller's, as
+// Register does on Hertz: the endpoint at Options.Path and the agent card
+// at CardPath; other paths are not found. A client that goes away cancels
+// its request's context, ending its stream. The http.Server's own
+// timeouts (ReadHeaderTimeout, ReadTimeout, IdleTimeout; no WriteTimeout,
+// which would cut streams) bound slow clients there, not Options'
+// RequestTimeout, ReadTimeout and IdleTimeout; and requests may name the
+// server's address as their host only once Listening has been told it (or
+// Options.AllowedHosts lists it).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := httpbind.NetHTTP(w, r, &s.bodies)
+	switch x.Path() {
+	case s.opts.Path:
+		s.serveRPC(r.Context(), x)
+	case CardPath:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			x.SetHeader("Allow", "GET, HEAD")
+			x.Respond(http.StatusMethodNotAllowed, "text/plain; charset=utf-8", append(x.Buffer(), "405 method not allowed"...))
+			return
+		}
+		s.card.Serve(x)
+	default:
+		x.Respond(http.StatusNotFound, "text/plain; charset=utf-8", append(x.Buffer(), "404 page not found"...))
+	}
+}
+
+// serveRPC serves one JSON-RPC request.
+func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 	header := httpbind.Version(c)
 	// Errors found before the method is known answer in the version the
 	// header names, else in 0.3, whose clients send no header.
@@ -166,13 +200,13 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 			s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error"), version)
 		}
 	}()
-	if !bytes.Equal(c.Method(), []byte("POST")) {
-		c.Response.Header.Set("Allow", "POST")
+	if c.Method() != "POST" {
+		c.SetHeader("Allow", "POST")
 		s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
 		return
 	}
 	if status, err := s.checkRequest(c); err != nil {
-		c.Response.Header.Set("Connection", "close")
+		c.SetHeader("Connection", "close")
 		s.writeErrorStatus(c, status, nil, err, version)
 		return
 	}
@@ -180,7 +214,7 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 	defer s.bodies.Put(bufp)
 	body, tooBig := httpbind.ReadBody(c, bufp, s.opts.MaxBodyBytes, s.log)
 	if tooBig {
-		c.Response.Header.Set("Connection", "close")
+		c.SetHeader("Connection", "close")
 		s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
 		return
 	}
@@ -203,9 +237,9 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeError(c, id, err, version)
 		return
 	}
-	exts := httpbind.SplitList(c.Request.Header.Peek(httpbind.ExtensionsHeader))
+	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
 	if mver == a2a.Version03 { // 0.3 named the header X-A2A-Extensions
-		exts = append(exts, httpbind.SplitList(c.Request.Header.Peek("X-A2A-Extensions"))...)
+		exts = append(exts, httpbind.SplitList(c.Header("X-A2A-Extensions"))...)
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
 	if mver == a2a.Version {
@@ -224,24 +258,21 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeError(c, id, server.ProtocolError(s.log, op.String(), err), version)
 		return
 	}
-	// Encode straight into Hertz's response buffer: no copy.
-	bb := c.Response.BodyBuffer()
-	out, err := jsonrpc.AppendResult(bb.B[:0], id, result)
-	bb.B = out
+	// Encode straight into the response's buffer: no copy.
+	out, err := jsonrpc.AppendResult(c.Buffer(), id, result)
 	if err != nil {
 		s.log.Error("a2a: encoding a result failed", "method", req.Method, "err", err)
 		s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"), version)
 		return
 	}
-	c.Response.Header.SetContentType("application/json")
-	c.Response.SetStatusCode(200)
+	c.Respond(200, "application/json", out)
 }
 
 // checkRequest refuses, with the HTTP status to answer, a request whose
 // body is not declared JSON, or that names a host this server is not
 // reached by (in Host, or in Origin when a browser sends one).
-func (s *Server) checkRequest(c *app.RequestContext) (int, *a2a.Error) {
-	if ct := c.Request.Header.ContentType(); !httpbind.IsJSON(ct) {
+func (s *Server) checkRequest(c httpbind.Exchange) (int, *a2a.Error) {
+	if ct := c.Header("Content-Type"); !httpbind.IsJSON(ct) {
 		if len(ct) == 0 {
 			ct = []byte("none")
 		}
@@ -273,13 +304,13 @@ func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
 	return nil
 }
 
-func (s *Server) writeError(c *app.RequestContext, id json.RawMessage, e *a2a.Error, version string) {
+func (s *Server) writeError(c httpbind.Exchange, id json.RawMessage, e *a2a.Error, version string) {
 	s.writeErrorStatus(c, 200, id, e, version)
 }
 
-func (s *Server) writeErrorStatus(c *app.RequestContext, status int, id json.RawMessage, e *a2a.Error, version string) {
+func (s *Server) writeErrorStatus(c httpbind.Exchange, status int, id json.RawMessage, e *a2a.Error, version string) {
 	httpbind.SetRetryAfter(c, e)
-	c.Data(status, "application/json", jsonrpc.AppendError(make([]byte, 0, 256), id, e, version))
+	c.Respond(status, "application/json", jsonrpc.AppendError(c.Buffer(), id, e, version))
 }
 
 // Serve serves the endpoint and the card on ln with Hertz until ctx is

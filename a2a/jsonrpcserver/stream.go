@@ -6,7 +6,6 @@ import (
 	"iter"
 	"strconv"
 
-	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -22,7 +21,7 @@ import (
 // the event's sequence number in the task, which a client can send back as
 // Last-Event-ID to resume. Errors, including those found before the first
 // event, are sent as an event too: streaming clients read only events.
-func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
+func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
 	events := s.streamEvents(ctx, c, op, version, params)
 	w := httpbind.NewEventWriter(c, s.opts.KeepAlive)
 	defer w.Close()
@@ -62,7 +61,7 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 }
 
 // streamEvents decodes a streaming call and starts it.
-func (s *Server) streamEvents(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, params json.RawMessage) iter.Seq2[eventlog.Entry, error] {
+func (s *Server) streamEvents(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, params json.RawMessage) iter.Seq2[eventlog.Entry, error] {
 	fail := func(err error) iter.Seq2[eventlog.Entry, error] {
 		return func(yield func(eventlog.Entry, error) bool) { yield(eventlog.Entry{}, err) }
 	}
@@ -83,5 +82,5 @@ func (s *Server) streamEvents(ctx context.Context, c *app.RequestContext, op jso
 	} else if err := jsonrpc.DecodeParams(params, &req); err != nil {
 		return fail(err)
 	}
-	return s.h.SubscribeToTask(ctx, &req, string(c.Request.Header.Peek(sse.LastEventIDHeader)))
+	return s.h.SubscribeToTask(ctx, &req, string(c.Header(sse.LastEventIDHeader)))
 }

@@ -131,3 +131,60 @@ func ExampleServer_Serve() {
 	// TASK_STATE_COMPLETED
 	// 404 NOT_FOUND
 }
+
+// The HTTP+JSON binding, with JSON-RPC beside it, as an http.Handler in a
+// net/http server of one's own, next to one's other handlers.
+func ExampleServer_ServeHTTP() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	h, err := server.New(server.Config{
+		Card: &a2a.AgentCard{
+			Name: "greeter", Description: "Greets whoever it is told about.", Version: "1.0.0",
+			SupportedInterfaces: []a2a.AgentInterface{
+				{URL: url + "/", ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.Version},
+				{URL: url + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version},
+			},
+		},
+		Executor: greeter{},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := restserver.New(h, restserver.Config{JSONRPC: rpc})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.Handle("/", srv)
+	srv.Listening(ln.Addr()) // requests may name the listener's address
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Post(url+"/message:send", "application/json",
+		strings.NewReader(`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"Grace"}]}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var sent a2a.StreamResponse
+	err = json.NewDecoder(resp.Body).Decode(&sent)
+	resp.Body.Close()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.StatusCode, sent.Task.Status.Message.Text())
+	// Output:
+	// 200 Hello, Grace!
+}

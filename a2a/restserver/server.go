@@ -24,6 +24,7 @@ import (
 	"iter"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -145,10 +146,34 @@ func (s *Server) Register(r route.IRoutes) {
 		r.GET(httpbind.CardPath, s.serveCard)
 		r.HEAD(httpbind.CardPath, s.serveCard)
 	}
-	r.Any("/*path", s.serve)
+	r.Any("/*path", func(ctx context.Context, c *app.RequestContext) { s.serve(ctx, httpbind.Hertz(c)) })
 }
 
-func (s *Server) serveCard(_ context.Context, c *app.RequestContext) { s.card.Serve(c) }
+func (s *Server) serveCard(_ context.Context, c *app.RequestContext) { s.card.Serve(httpbind.Hertz(c)) }
+
+// ServeHTTP serves the binding in a net/http server of the caller's, as
+// Register does on Hertz: its routes, the agent card and, with
+// Config.JSONRPC, the JSON-RPC endpoint. A client that goes away cancels
+// its request's context, ending its stream. The http.Server's own
+// timeouts (ReadHeaderTimeout, ReadTimeout, IdleTimeout; no WriteTimeout,
+// which would cut streams) bound slow clients there, not Config's
+// RequestTimeout, ReadTimeout and IdleTimeout; and requests may name the
+// server's address as their host only once Listening has been told it (or
+// Config.AllowedHosts lists it).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rpc := s.cfg.JSONRPC; rpc != nil {
+		if p := r.URL.EscapedPath(); p == rpc.Path() || p == httpbind.CardPath {
+			rpc.ServeHTTP(w, r)
+			return
+		}
+	}
+	x := httpbind.NetHTTP(w, r, &s.bodies)
+	if r.URL.EscapedPath() == httpbind.CardPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		s.card.Serve(x)
+		return
+	}
+	s.serve(r.Context(), x)
+}
 
 // HertzOptions are the Hertz server options the binding needs: request
 // bodies are streamed so that oversized ones get a 413 with a Status body,
@@ -170,40 +195,40 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 
 // exchange is one request being answered.
 type exchange struct {
-	c     *app.RequestContext
+	c     httpbind.Exchange
 	media string // the media type of JSON answers
 	op    jsonrpc.Op
 }
 
 // serve answers one request on the binding's catch-all route.
-func (s *Server) serve(ctx context.Context, c *app.RequestContext) {
-	x := &exchange{c: c, media: responseType(c.Request.Header.Peek("Accept"), c.Request.Header.ContentType())}
+func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
+	x := &exchange{c: c, media: responseType(c.Header("Accept"), c.Header("Content-Type"))}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("a2a: panic serving a request", "panic", p, "stack", string(debug.Stack()))
 			s.writeError(x, a2a.Errorf(a2a.CodeInternal, "internal error"))
 		}
 	}()
-	m, ok := matchPath(string(c.Request.URI().PathOriginal()))
+	path, method := c.Path(), c.Method()
+	m, ok := matchPath(path)
 	if !ok {
-		s.writeStatus(x, 404, statusNotFound, a2a.Errorf(a2a.CodeMethodNotFound, "no A2A HTTP+JSON route is %s %s", c.Method(), c.Request.URI().PathOriginal()))
+		s.writeStatus(x, 404, statusNotFound, a2a.Errorf(a2a.CodeMethodNotFound, "no A2A HTTP+JSON route is %s %s", method, path))
 		return
 	}
-	method := string(c.Method())
 	if m.card {
 		// Its own routes serve GET and HEAD.
-		c.Response.Header.Set("Allow", m.allow())
+		c.SetHeader("Allow", m.allow())
 		s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "the agent card is read with GET, not %s", method))
 		return
 	}
 	if x.op = m.forMethod(method); x.op == 0 {
-		c.Response.Header.Set("Allow", m.allow())
-		s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "%s is served with %s, not %s", c.Request.URI().PathOriginal(), m.allow(), method))
+		c.SetHeader("Allow", m.allow())
+		s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "%s is served with %s, not %s", path, m.allow(), method))
 		return
 	}
 	m.op = x.op
 	if err := s.hosts.Check(c); err != nil {
-		c.Response.Header.Set("Connection", "close")
+		c.SetHeader("Connection", "close")
 		s.writeStatus(x, 403, statusPermissionDenied, err)
 		return
 	}
@@ -216,9 +241,9 @@ func (s *Server) serve(ctx context.Context, c *app.RequestContext) {
 		// A body must be declared JSON, so that a browser asks before
 		// sending one from another site (see httpbind's Hosts); a request
 		// without one may say nothing.
-		ct := c.Request.Header.ContentType()
+		ct := c.Header("Content-Type")
 		if len(ct) > 0 && !httpbind.IsJSON(ct) {
-			c.Response.Header.Set("Connection", "close")
+			c.SetHeader("Connection", "close")
 			s.writeStatus(x, 415, statusInvalidArgument, a2a.Errorf(a2a.CodeContentTypeNotSupported, "Content-Type %s is not JSON: send A2A HTTP+JSON bodies as application/a2a+json or application/json", ct))
 			return
 		}
@@ -226,7 +251,7 @@ func (s *Server) serve(ctx context.Context, c *app.RequestContext) {
 		defer s.bodies.Put(bufp)
 		var tooBig bool
 		if body, tooBig = httpbind.ReadBody(c, bufp, s.cfg.MaxBodyBytes, s.log); tooBig {
-			c.Response.Header.Set("Connection", "close")
+			c.SetHeader("Connection", "close")
 			s.writeStatus(x, 413, statusInvalidArgument, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.cfg.MaxBodyBytes))
 			return
 		}
@@ -235,12 +260,12 @@ func (s *Server) serve(ctx context.Context, c *app.RequestContext) {
 			return
 		}
 	}
-	req, derr := decodeRequest(m.target, string(c.Request.URI().QueryString()), body)
+	req, derr := decodeRequest(m.target, c.RawQuery(), body)
 	if derr != nil {
 		s.writeError(x, derr)
 		return
 	}
-	exts := httpbind.SplitList(c.Request.Header.Peek(httpbind.ExtensionsHeader))
+	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
 	if x.op.Streaming() {
 		s.serveStream(ctx, x, s.streamEvents(ctx, x, req))
@@ -251,17 +276,14 @@ func (s *Server) serve(ctx context.Context, c *app.RequestContext) {
 		s.writeError(x, server.ProtocolError(s.log, x.op.String(), err))
 		return
 	}
-	// Encode straight into Hertz's response buffer: no copy.
-	bb := c.Response.BodyBuffer()
-	out, err := a2a.AppendJSON(bb.B[:0], result)
-	bb.B = out
+	// Encode straight into the response's buffer: no copy.
+	out, err := a2a.AppendJSON(c.Buffer(), result)
 	if err != nil {
 		s.log.Error("a2a: encoding a result failed", "method", x.op.String(), "err", err)
 		s.writeError(x, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"))
 		return
 	}
-	c.Response.Header.SetContentType(x.media)
-	c.Response.SetStatusCode(200)
+	c.Respond(200, x.media, out)
 }
 
 // call calls the Handler's unary operation op with req, which
@@ -301,7 +323,7 @@ func (s *Server) streamEvents(ctx context.Context, x *exchange, req any) iter.Se
 	if x.op == jsonrpc.OpSendStreamingMessage {
 		return s.h.SendStreamingMessage(ctx, req.(*a2a.SendMessageRequest))
 	}
-	return s.h.SubscribeToTask(ctx, req.(*a2a.SubscribeToTaskRequest), string(x.c.Request.Header.Peek(sse.LastEventIDHeader)))
+	return s.h.SubscribeToTask(ctx, req.(*a2a.SubscribeToTaskRequest), string(x.c.Header(sse.LastEventIDHeader)))
 }
 
 // serveStream answers a streaming operation with Server-Sent Events whose
@@ -366,5 +388,5 @@ func (s *Server) writeError(x *exchange, e *a2a.Error) {
 // and the google.rpc.Code name status.
 func (s *Server) writeStatus(x *exchange, code int, status string, e *a2a.Error) {
 	httpbind.SetRetryAfter(x.c, e)
-	x.c.Data(code, x.media, appendStatus(make([]byte, 0, 256), code, status, e))
+	x.c.Respond(code, x.media, appendStatus(x.c.Buffer(), code, status, e))
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/internal/httpbind"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
@@ -51,7 +52,7 @@ func TestStreamErrorAfterFirstEvent(t *testing.T) {
 	}
 	hz := hzserver.New(append(s.HertzOptions(), hzserver.WithListener(ln), hzserver.WithExitWaitTime(10*time.Millisecond))...)
 	hz.GET("/stream", func(ctx context.Context, c *app.RequestContext) {
-		s.serveStream(ctx, &exchange{c: c, media: mediaJSON, op: jsonrpc.OpSubscribeToTask}, iter.Seq2[eventlog.Entry, error](events))
+		s.serveStream(ctx, &exchange{c: httpbind.Hertz(c), media: mediaJSON, op: jsonrpc.OpSubscribeToTask}, iter.Seq2[eventlog.Entry, error](events))
 	})
 	ran := make(chan error, 1)
 	go func() { ran <- hz.Run() }()

@@ -93,47 +93,21 @@ func serveBoth(t *testing.T, cfg server.Config) *wire {
 	return run(t, ln, h, srv)
 }
 
-// run serves srv on ln until the test ends, then stops it and closes h.
+// run serves srv on ln, mounted as the tests running mount their
+// bindings, until the test ends; then it closes h.
 func run(t *testing.T, ln net.Listener, h *server.Handler, srv *restserver.Server) *wire {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
-	hc := &http.Client{Transport: &http.Transport{}}
-	t.Cleanup(func() {
-		hc.CloseIdleConnections()
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("the server at %s did not stop within 15 s", ln.Addr())
-		}
+	t.Cleanup(func() { // after the server stops: cleanups run last first
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()
 		if err := h.Close(cctx); err != nil {
 			t.Errorf("close handler: %v", err)
 		}
 	})
-	w := &wire{t: t, base: "http://" + ln.Addr().String(), h: h, hc: hc}
-	w.waitReady()
-	return w
-}
-
-// waitReady waits until the server answers.
-func (w *wire) waitReady() {
-	w.t.Helper()
-	for range 200 {
-		c, err := net.Dial("tcp", strings.TrimPrefix(w.base, "http://"))
-		if err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	w.t.Fatalf("server at %s did not start", w.base)
+	a2atest.ServeBinding(t, ln, srv)
+	hc := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(hc.CloseIdleConnections)
+	return &wire{t: t, base: "http://" + ln.Addr().String(), h: h, hc: hc}
 }
 
 // on returns w reporting to t, for use in a subtest.

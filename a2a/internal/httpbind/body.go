@@ -5,8 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-
-	"github.com/cloudwego/hertz/pkg/app"
 )
 
 // BodyPool recycles request body buffers. The zero value is ready.
@@ -29,13 +27,12 @@ func (p *BodyPool) Put(b *[]byte) { p.p.Put(b) }
 // over the limit is drained a little further (a bounded amount), so that
 // the connection stops at a message boundary where it can and the 413
 // reaches the client.
-func ReadBody(c *app.RequestContext, bufp *[]byte, limit int, log *slog.Logger) (body []byte, tooBig bool) {
-	if n := c.Request.Header.ContentLength(); n > limit {
+func ReadBody(x Exchange, bufp *[]byte, limit int, log *slog.Logger) (body []byte, tooBig bool) {
+	if n := x.ContentLength(); n > limit {
 		return nil, true
 	}
-	stream := c.RequestBodyStream()
+	b, stream := x.Body()
 	if stream == nil {
-		b := c.Request.Body()
 		return b, len(b) > limit
 	}
 	buf := bytes.NewBuffer((*bufp)[:0])

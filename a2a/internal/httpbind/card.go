@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cloudwego/hertz/pkg/app"
-
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 )
@@ -64,25 +62,25 @@ func etagOf(b []byte) string {
 // read. One that says A2A-Version: 1.0 (as 1.0 clients must on every
 // request), in the header or the query, gets the 1.0 card alone, which
 // the 1.0 JSON schema admits: the union card's 0.3 members are not in it.
-func (k *Card) Serve(c *app.RequestContext) {
+func (k *Card) Serve(x Exchange) {
 	card, etag := k.card, k.cardETag
-	if MajorMinor(Version(c)) == a2a.Version {
+	if MajorMinor(Version(x)) == a2a.Version {
 		card, etag = k.card10, k.card10Tag
 	}
-	h := &c.Response.Header
-	h.Set("Vary", VersionHeader)
-	h.Set("ETag", etag)
-	h.Set("Last-Modified", k.modHeader)
-	h.Set("Cache-Control", k.cache)
-	h.Set("Access-Control-Allow-Origin", "*")
-	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 {
+	x.SetHeader("Vary", VersionHeader)
+	x.SetHeader("ETag", etag)
+	x.SetHeader("Last-Modified", k.modHeader)
+	x.SetHeader("Cache-Control", k.cache)
+	x.SetHeader("Access-Control-Allow-Origin", "*")
+	if match := x.Header("If-None-Match"); len(match) > 0 {
 		if bytes.Contains(match, []byte(etag)) {
-			c.Status(304)
+			x.Respond(304, "", nil)
 			return
 		}
-	} else if since, err := http.ParseTime(string(c.Request.Header.Peek("If-Modified-Since"))); err == nil && !k.mod.After(since) {
-		c.Status(304)
+	} else if since, err := http.ParseTime(string(x.Header("If-Modified-Since"))); err == nil && !k.mod.After(since) {
+		x.Respond(304, "", nil)
 		return
 	}
-	c.Data(200, "application/json", card)
+	// The answer's buffer is the Exchange's from now on; the card stays.
+	x.Respond(200, "application/json", append(x.Buffer(), card...))
 }

@@ -1,14 +1,10 @@
 package httpbind
 
 import (
+	"bytes"
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/cloudwego/hertz/pkg/app"
-	"github.com/cloudwego/hertz/pkg/network"
-	"github.com/cloudwego/hertz/pkg/protocol/http1/resp"
-	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
 	"github.com/a2amesh/a2amesh/a2a"
 )
@@ -23,18 +19,17 @@ const FlushDelay = time.Millisecond
 // errStreamClosed is the error of writes after the stream ended.
 var errStreamClosed = errors.New("event stream closed")
 
-// EventWriter writes a stream's events with Hertz's SSE writer. An event
-// that does not end the stream is flushed FlushDelay later unless a write
-// flushes it first; the last one leaves with the end of the body, which
-// Hertz writes and flushes when the handler returns. A keep-alive comment
-// goes out every keepAlive to hold idle connections open through proxies
-// and reveal a client that left. Timers, not goroutines, drive the delayed
+// EventWriter writes a stream's Server-Sent Events. An event that does not
+// end the stream is flushed FlushDelay later unless a write flushes it
+// first; the last one leaves with the end of the body, which the server
+// writes and flushes when the handler returns. A keep-alive comment goes out
+// every keepAlive to hold idle connections open through proxies and
+// reveal a client that left. Timers, not goroutines, drive the delayed
 // work; Close stops them.
 type EventWriter struct {
-	sse *sse.Writer
-
 	mu         sync.Mutex
-	body       network.ExtWriter // the chunked body under sse
+	body       StreamBody
+	buf        []byte // the event being written
 	unflushed  bool
 	flushTimer *time.Timer // armed while unflushed
 	keepAlive  *time.Timer
@@ -43,27 +38,45 @@ type EventWriter struct {
 	err        error // the first write or flush error
 }
 
-// NewEventWriter starts an event stream as c's response: its body is
-// written through the EventWriter from now on.
-func NewEventWriter(c *app.RequestContext, keepAlive time.Duration) *EventWriter {
-	w := &EventWriter{body: resp.NewChunkedBodyWriter(&c.Response, c.GetWriter()), period: keepAlive}
-	// The SSE writer writes through w, which decides when to flush.
-	c.Response.HijackWriter(bodyWriter{w})
-	w.sse = sse.NewWriter(c)
+// NewEventWriter starts an event stream as x's answer.
+func NewEventWriter(x Exchange, keepAlive time.Duration) *EventWriter {
+	w := &EventWriter{body: x.Stream(), period: keepAlive, buf: make([]byte, 0, 1024)}
 	w.keepAlive = time.AfterFunc(keepAlive, w.sendKeepAlive)
 	return w
 }
 
 // Event writes one event: its SSE id (none when ""), its type (none, the
-// default "message", when "") and its data. last says it ends the stream.
+// default "message", when "") and its data, whose line breaks make more
+// data lines. last says it ends the stream. The id and the type must be
+// free of line breaks.
 func (w *EventWriter) Event(id, event string, data []byte, last bool) error {
-	if err := w.sse.WriteEvent(id, event, data); err != nil {
-		return err
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	b := w.buf[:0]
+	if id != "" {
+		b = append(append(append(b, "id: "...), id...), '\n')
+	}
+	if event != "" {
+		b = append(append(append(b, "event: "...), event...), '\n')
+	}
+	for len(data) > 0 {
+		line := data
+		next := []byte(nil)
+		if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+			line, next = data[:i], data[i+1:]
+			if data[i] == '\r' && len(next) > 0 && next[0] == '\n' {
+				next = next[1:]
+			}
+		}
+		b = append(append(append(b, "data: "...), line...), '\n')
+		data = next
+	}
+	w.buf = append(b, '\n')
+	if err := w.writeLocked(w.buf); err != nil {
+		return err
+	}
 	if last {
-		// The handler returns now, and Hertz flushes the body's end.
+		// The handler returns now, and the server flushes the body's end.
 		if w.flushTimer != nil {
 			w.flushTimer.Stop()
 		}
@@ -78,6 +91,19 @@ func (w *EventWriter) Event(id, event string, data []byte, last bool) error {
 	return w.err
 }
 
+func (w *EventWriter) writeLocked(p []byte) error {
+	switch {
+	case w.closed:
+		return errStreamClosed
+	case w.err != nil:
+		return w.err
+	}
+	if _, err := w.body.Write(p); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
 func (w *EventWriter) delayedFlush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -87,12 +113,9 @@ func (w *EventWriter) delayedFlush() {
 }
 
 func (w *EventWriter) sendKeepAlive() {
-	if w.sse.WriteKeepAlive() != nil {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.flushLocked() == nil && !w.closed {
+	if w.writeLocked([]byte(":keep-alive\n")) == nil && w.flushLocked() == nil && !w.closed {
 		w.keepAlive.Reset(w.period)
 	}
 }
@@ -109,8 +132,7 @@ func (w *EventWriter) flushLocked() error {
 }
 
 // Close stops the timers; the writer is unusable after it. What is not
-// yet flushed leaves with the end of the body, which Hertz writes when the
-// handler returns.
+// yet flushed leaves with the end of the body when the handler returns.
 func (w *EventWriter) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -119,34 +141,6 @@ func (w *EventWriter) Close() {
 	if w.flushTimer != nil {
 		w.flushTimer.Stop()
 	}
-}
-
-// bodyWriter is the body the SSE writer sees: writes go through under the
-// EventWriter's lock, and flushing is the EventWriter's decision.
-type bodyWriter struct{ w *EventWriter }
-
-func (b bodyWriter) Write(p []byte) (int, error) {
-	b.w.mu.Lock()
-	defer b.w.mu.Unlock()
-	switch {
-	case b.w.closed:
-		return 0, errStreamClosed
-	case b.w.err != nil:
-		return 0, b.w.err
-	}
-	n, err := b.w.body.Write(p)
-	if err != nil {
-		b.w.err = err
-	}
-	return n, err
-}
-
-func (b bodyWriter) Flush() error { return nil }
-
-func (b bodyWriter) Finalize() error {
-	b.w.mu.Lock()
-	defer b.w.mu.Unlock()
-	return b.w.body.Finalize()
 }
 
 // EndsStream reports whether ev is a stream's last event: a direct reply,

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cloudwego/hertz/pkg/app"
-
 	"github.com/a2amesh/a2amesh/a2a"
 )
 
@@ -19,11 +17,11 @@ const (
 // Version returns the A2A-Version the request names: its header, or the
 // query parameter of the same name, which the specification allows
 // clients to send instead; "" for neither.
-func Version(c *app.RequestContext) string {
-	if v := c.Request.Header.Peek(VersionHeader); len(v) > 0 {
+func Version(x Exchange) string {
+	if v := x.Header(VersionHeader); len(v) > 0 {
 		return string(v)
 	}
-	return string(c.QueryArgs().Peek(VersionHeader))
+	return string(x.Query(VersionHeader))
 }
 
 // MajorMinor reduces a version to Major.Minor; patch numbers do not count.
@@ -54,8 +52,8 @@ func SplitList(h []byte) []string {
 
 // SetRetryAfter gives a retryable error's guidance as Retry-After, in
 // whole seconds (at least 1), for HTTP clients and proxies that read it.
-func SetRetryAfter(c *app.RequestContext, e *a2a.Error) {
+func SetRetryAfter(x Exchange, e *a2a.Error) {
 	if e.RetryAfter > 0 {
-		c.Response.Header.Set("Retry-After", strconv.Itoa(int(max(time.Second, e.RetryAfter+time.Second-1)/time.Second)))
+		x.SetHeader("Retry-After", strconv.Itoa(int(max(time.Second, e.RetryAfter+time.Second-1)/time.Second)))
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/cloudwego/hertz/pkg/app"
-
 	"github.com/a2amesh/a2amesh/a2a"
 )
 
@@ -143,11 +141,11 @@ func IsJSON(contentType []byte) bool {
 // Check refuses, with an error for HTTP status 403, a request that names
 // a host this server is not reached by, in Host or, when a browser sends
 // one, in Origin.
-func (hs *Hosts) Check(c *app.RequestContext) *a2a.Error {
-	if host := string(c.Request.Host()); !hs.allows(host) {
+func (hs *Hosts) Check(x Exchange) *a2a.Error {
+	if host := x.Host(); !hs.allows(host) {
 		return a2a.Errorf(a2a.CodeInvalidRequest, "Host %q is not a name this agent is served at; use the URL in its agent card (the operator can allow more names)", host)
 	}
-	origin := c.Request.Header.Peek("Origin")
+	origin := x.Header("Origin")
 	if len(origin) == 0 {
 		return nil
 	}
