@@ -59,12 +59,18 @@ func (m *pathMatch) forMethod(method string) jsonrpc.Op {
 
 // matchPath finds the route of an escaped path (as it came in the request
 // line): the routes of specification 11.3 and their google.api.http
-// bindings, each also under /{tenant}/. An id that is not a single
-// non-empty path segment names no route; escapes within a segment (%2F,
-// %3A) are part of the id. A path that is a target without a tenant is
-// that target, so a tenant named like a target's first segment ("tasks")
-// cannot be reached under it; the other routes are.
+// bindings, each also under /{tenant}/. Runs of slashes count as one, as
+// Hertz's router and net/http's ServeMux take them (a client joining a
+// base URL that ends in "/" and a path that starts with one sends "//").
+// An id that is not a single non-empty path segment names no route;
+// escapes within a segment (%2F, %3A) are part of the id. A path that is
+// a route without a tenant is that route, so a tenant named like a
+// route's first segment ("tasks") cannot be reached under it; the other
+// routes are.
 func matchPath(rawPath string) (pathMatch, bool) {
+	if strings.Contains(rawPath, "//") {
+		rawPath = collapseSlashes(rawPath)
+	}
 	p, ok := strings.CutPrefix(rawPath, "/")
 	if !ok {
 		return pathMatch{}, false
@@ -72,7 +78,7 @@ func matchPath(rawPath string) (pathMatch, bool) {
 	if p == httpbind.CardPath[1:] {
 		return pathMatch{card: true}, true
 	}
-	var segs [5]string // the longest target: a tenant and four
+	var segs [5]string // the longest route: a tenant and four
 	n := 0
 	for more := true; more; n++ {
 		if n == len(segs) {
@@ -147,6 +153,18 @@ func matchOps(segs []string) (m pathMatch, ok bool) {
 		}
 	}
 	return m, true
+}
+
+func collapseSlashes(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // unescape decodes a path segment's escapes; an empty segment, or one

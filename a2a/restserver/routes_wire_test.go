@@ -235,7 +235,7 @@ func TestUnknownRoutes(t *testing.T) {
 		{"POST", "/message:send/extra", 404, ""},
 		{"POST", "/message:publish", 404, ""},
 		{"GET", "/tasks/", 404, ""},
-		{"GET", "/tasks//pushNotificationConfigs", 404, ""},
+		{"GET", "/tasks/:subscribe", 404, ""},
 		{"GET", "/tasks/x/somethingElse", 404, ""},
 		{"GET", "/a/b/tasks/x", 404, ""},
 		{"GET", "/acme/tasks/x/pushNotificationConfigs/c/more", 404, ""},
