@@ -1,7 +1,8 @@
-// Package jsonrpcserver is A2A's JSON-RPC binding on Hertz: one endpoint
-// that serves A2A 1.0 and 0.3 (told apart by the method name and the
-// A2A-Version header), Server-Sent Events for the streaming methods, and the
-// agent card at /.well-known/agent-card.json. It decodes requests, calls a
+// Package jsonrpcserver is A2A's JSON-RPC binding on Hertz (or mounted in
+// a net/http server, as an http.Handler): one endpoint that serves A2A 1.0
+// and 0.3 (told apart by the method name and the A2A-Version header),
+// Server-Sent Events for the streaming methods, and the agent card at
+// /.well-known/agent-card.json. It decodes requests, calls a
 // server.Handler and encodes the replies in the caller's wire version.
 package jsonrpcserver
 

@@ -7,8 +7,8 @@ import (
 	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
-// ErrorDomain is the google.rpc.ErrorInfo domain of A2A errors.
-const ErrorDomain = "a2a-protocol.org"
+// errorDomain is the google.rpc.ErrorInfo domain of A2A errors.
+const errorDomain = "a2a-protocol.org"
 
 // The google.rpc.Code names of the statuses the binding answers with.
 const (
@@ -72,7 +72,7 @@ func appendStatus(dst []byte, code int, status string, e *a2a.Error) []byte {
 	if reason := e.Code.Reason(); reason != "" {
 		dst = append(dst, `{"@type":"`+errorInfoType+`","reason":"`...)
 		dst = append(dst, reason...)
-		dst = append(dst, `","domain":"`+ErrorDomain+`"}`...)
+		dst = append(dst, `","domain":"`+errorDomain+`"}`...)
 	}
 	if e.RetryAfter > 0 {
 		if len(dst) > n {

@@ -1,5 +1,6 @@
 // Package restserver is A2A's HTTP+JSON binding (specification 1.0.1
-// section 11) on Hertz: the routes of A2A 1.0 (POST /message:send, GET
+// section 11) on Hertz (or mounted in a net/http server, as an
+// http.Handler): the routes of A2A 1.0 (POST /message:send, GET
 // /tasks/{id}, POST /tasks/{id}:cancel, ...), each also under /{tenant}/,
 // served over a server.Handler, with Server-Sent Events for the two
 // streaming operations and the agent card at /.well-known/agent-card.json.
@@ -11,9 +12,9 @@
 // (§5.4) and a google.rpc.ErrorInfo naming the error. The binding is A2A
 // 1.0 only: 0.3's HTTP+JSON is another wire, not served here.
 //
-// One Hertz server can serve this binding and JSON-RPC on one port at one
-// base URL: set Config.JSONRPC, and JSON-RPC answers at its path ("/")
-// while every route of this binding answers beside it.
+// One server, Hertz or net/http, can serve this binding and JSON-RPC on
+// one port at one base URL: set Config.JSONRPC, and JSON-RPC answers at
+// its path ("/") while every route of this binding answers beside it.
 package restserver
 
 import (

@@ -197,7 +197,9 @@ func (x *netExchange) Respond(status int, contentType string, body []byte) {
 	if contentType != "" {
 		h.Set("Content-Type", contentType)
 	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if status != http.StatusNotModified { // whose length would be the card's
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(body)   // a client that left has nothing to be told
 	if cap(body) <= 64<<10 { // a big one is left to the collector
