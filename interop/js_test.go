@@ -48,6 +48,7 @@ type jsSummary struct {
 	Card  struct {
 		Name            string `json:"name"`
 		ProtocolVersion string `json:"protocolVersion"`
+		Binding         string `json:"binding"`
 	} `json:"card"`
 	Send struct {
 		TaskID string `json:"taskId"`
@@ -78,8 +79,21 @@ func TestJSClient(t *testing.T) {
 	}
 	node, npm := requireNode(t)
 	dir := installJSDeps(t, npm)
-	srv := startOurServer(t, ourOptions{})
+	// The SDK takes the card's first interface: JSON-RPC on the one server,
+	// HTTP+JSON on the other.
+	for _, tc := range []struct {
+		binding string
+		srv     *ourServer
+	}{
+		{a2a.BindingJSONRPC, startOurServer(t, ourOptions{})},
+		{a2a.BindingHTTPJSON, startOurRESTServer(t, "", nil, false)},
+	} {
+		t.Run(tc.binding, func(t *testing.T) { runJSClient(t, node, dir, tc.srv, tc.binding) })
+	}
+}
 
+// runJSClient runs interop.mjs against srv and checks what it reports.
+func runJSClient(t *testing.T, node, dir string, srv *ourServer, binding string) {
 	ctx, cancel := context.WithTimeout(testContext(t), nodeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "interop.mjs", srv.URL)
@@ -100,8 +114,8 @@ func TestJSClient(t *testing.T) {
 		t.Fatalf("@a2a-js/sdk interop failed (%v): %s\nsummary: %s\nstderr: %s", runErr, sum.Error, line, stderr.Bytes())
 	}
 
-	if sum.Card.Name != "echo" || sum.Card.ProtocolVersion != a2a.Version {
-		t.Errorf("card %+v, want echo over 1.0", sum.Card)
+	if sum.Card.Name != "echo" || sum.Card.ProtocolVersion != a2a.Version || sum.Card.Binding != binding {
+		t.Errorf("card %+v, want echo over %s 1.0", sum.Card, binding)
 	}
 	if sum.Send.State != "TASK_STATE_COMPLETED" || sum.Send.Echo != "hello from a2a-js" {
 		t.Errorf("send %+v", sum.Send)

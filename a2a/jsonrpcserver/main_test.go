@@ -6,4 +6,4 @@ import (
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 )
 
-func TestMain(m *testing.M) { a2atest.VerifyTestMain(m) }
+func TestMain(m *testing.M) { a2atest.VerifyTestMainMounted(m) }

@@ -1,42 +1,40 @@
-// Package jsonrpcserver is A2A's JSON-RPC binding on Hertz: one endpoint
-// that serves A2A 1.0 and 0.3 (told apart by the method name and the
-// A2A-Version header), Server-Sent Events for the streaming methods, and the
-// agent card at /.well-known/agent-card.json. It decodes requests, calls a
+// Package jsonrpcserver is A2A's JSON-RPC binding on Hertz (or mounted in
+// a net/http server, as an http.Handler): one endpoint that serves A2A 1.0
+// and 0.3 (told apart by the method name and the A2A-Version header),
+// Server-Sent Events for the streaming methods, and the agent card at
+// /.well-known/agent-card.json. It decodes requests, calls a
 // server.Handler and encodes the replies in the caller's wire version.
 package jsonrpcserver
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
-	hzserver "github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/common/config"
-	"github.com/cloudwego/hertz/pkg/network"
 	"github.com/cloudwego/hertz/pkg/route"
 
 	"github.com/a2amesh/a2amesh/a2a"
-	"github.com/a2amesh/a2amesh/a2a/a2av03"
+	"github.com/a2amesh/a2amesh/a2a/internal/httpbind"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
 )
 
 // CardPath is where the agent card is served.
-const CardPath = "/.well-known/agent-card.json"
+const CardPath = httpbind.CardPath
+
+// FlushDelay is how long an event that does not end its stream may wait
+// for the next one before it is sent. An agent's events often come in
+// bursts (the answer, then the final status); one write for the burst
+// saves a system call on this side and a wake-up on the reader's, for at
+// most this much delay of an event that is not the last.
+const FlushDelay = httpbind.FlushDelay
 
 // Options configures a Server. The zero value of each field is a default.
 type Options struct {
@@ -74,18 +72,12 @@ type Options struct {
 
 // Server routes JSON-RPC requests and card fetches to a server.Handler.
 type Server struct {
-	bodies    sync.Pool // *[]byte request body buffers
-	h         *server.Handler
-	opts      Options
-	log       *slog.Logger
-	card      []byte // the card both 1.0 and 0.3 clients read
-	cardETag  string
-	card10    []byte // the 1.0 card alone, for clients that say A2A-Version: 1.0
-	card10Tag string
-	cardMod   time.Time // when the card was encoded, to the second
-	cardModHd string    // cardMod as an HTTP date
-	cardCache string
-	hosts     hostSet
+	bodies httpbind.BodyPool
+	h      *server.Handler
+	opts   Options
+	log    *slog.Logger
+	card   *httpbind.Card
+	hosts  *httpbind.Hosts
 }
 
 // New returns a Server for h. The agent card is encoded once, in a form
@@ -113,28 +105,24 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 		opts.IdleTimeout = time.Minute
 	}
 	s := &Server{h: h, opts: opts, log: opts.Logger}
-	s.bodies.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	card, err := a2av03.CardJSON(h.Card())
-	if err != nil {
-		return nil, fmt.Errorf("jsonrpcserver: encode agent card: %w", err)
+	var err error
+	if s.card, err = httpbind.NewCard(h.Card(), opts.CardMaxAge); err != nil {
+		return nil, fmt.Errorf("jsonrpcserver: %w", err)
 	}
-	s.card, s.cardETag = card, etagOf(card)
-	if s.card10, err = json.Marshal(h.Card()); err != nil {
-		return nil, fmt.Errorf("jsonrpcserver: encode agent card: %w", err)
-	}
-	s.card10Tag = etagOf(s.card10)
-	// The card is fixed for the server's life, so it last changed now.
-	s.cardMod = time.Now().UTC().Truncate(time.Second)
-	s.cardModHd = s.cardMod.Format(http.TimeFormat)
-	s.cardCache = "public, max-age=" + strconv.Itoa(int(opts.CardMaxAge.Seconds()))
-	if s.hosts, err = allowedHosts(opts.AllowedHosts, h.Card()); err != nil {
+	if s.hosts, err = httpbind.NewHosts(opts.AllowedHosts, h.Card()); err != nil {
 		return nil, fmt.Errorf("jsonrpcserver: %w", err)
 	}
 	return s, nil
 }
+
+// Listening tells the server the address it is served at: unless
+// Options.AllowedHosts lists the hosts, requests may name it as their
+// host, besides the card's. Serve calls it; call it before serving when
+// Register mounts the server on a Hertz server of your own.
+func (s *Server) Listening(addr net.Addr) { s.hosts.AddListener(addr) }
 
 // Register adds the JSON-RPC endpoint and the agent card to r.
 func (s *Server) Register(r route.IRoutes) {
@@ -148,28 +136,7 @@ func (s *Server) Register(r route.IRoutes) {
 // that disconnects cancels its request's context, ending its stream, and
 // slow clients are bounded (RequestTimeout, ReadTimeout, IdleTimeout).
 func (s *Server) HertzOptions() []config.Option {
-	return []config.Option{
-		hzserver.WithStreamBody(true),
-		hzserver.WithSenseClientDisconnection(true),
-		hzserver.WithDisablePrintRoute(true),
-		// A multipart body is refused as not JSON, not parsed.
-		hzserver.WithDisablePreParseMultipartForm(true),
-		hzserver.WithReadTimeout(s.opts.ReadTimeout),
-		hzserver.WithIdleTimeout(s.opts.IdleTimeout),
-		// Hertz bounds each wait for request bytes, not the whole
-		// request: a deadline on the first request's reads stops a
-		// client dribbling a byte per wait. Later requests on the
-		// connection reset it (Hertz sets its timeouts per request).
-		hzserver.WithOnConnect(func(ctx context.Context, conn network.Conn) context.Context {
-			_ = conn.SetReadDeadline(time.Now().Add(s.opts.RequestTimeout))
-			return ctx
-		}),
-	}
-}
-
-func etagOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return `"` + hex.EncodeToString(sum[:12]) + `"`
+	return httpbind.HertzOptions(httpbind.Timeouts{Request: s.opts.RequestTimeout, Read: s.opts.ReadTimeout, Idle: s.opts.IdleTimeout})
 }
 
 // ServeCard serves the agent card with an ETag, Last-Modified and
@@ -182,43 +149,49 @@ func etagOf(b []byte) string {
 // read. One that says A2A-Version: 1.0 (as 1.0 clients must on every
 // request), in the header or the query, gets the 1.0 card alone, which
 // the 1.0 JSON schema admits: the union card's 0.3 members are not in it.
-func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) {
-	card, etag := s.card, s.cardETag
-	v := c.Request.Header.Peek("A2A-Version")
-	if len(v) == 0 {
-		v = c.QueryArgs().Peek("A2A-Version")
-	}
-	if majorMinor(string(v)) == a2a.Version {
-		card, etag = s.card10, s.card10Tag
-	}
-	h := &c.Response.Header
-	h.Set("Vary", "A2A-Version")
-	h.Set("ETag", etag)
-	h.Set("Last-Modified", s.cardModHd)
-	h.Set("Cache-Control", s.cardCache)
-	h.Set("Access-Control-Allow-Origin", "*")
-	if match := c.Request.Header.Peek("If-None-Match"); len(match) > 0 {
-		if bytes.Contains(match, []byte(etag)) {
-			c.Status(304)
-			return
-		}
-	} else if since, err := http.ParseTime(string(c.Request.Header.Peek("If-Modified-Since"))); err == nil && !s.cardMod.After(since) {
-		c.Status(304)
-		return
-	}
-	c.Data(200, "application/json", card)
-}
+func (s *Server) ServeCard(_ context.Context, c *app.RequestContext) { s.card.Serve(httpbind.Hertz(c)) }
 
 // ServeRPC serves one JSON-RPC request.
 func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
-	header := string(c.Request.Header.Peek("A2A-Version"))
-	if header == "" { // the specification lets clients pass it as a parameter
-		header = string(c.QueryArgs().Peek("A2A-Version"))
+	s.serveRPC(ctx, httpbind.Hertz(c))
+}
+
+// Path returns the JSON-RPC endpoint's path (Options.Path).
+func (s *Server) Path() string { return s.opts.Path }
+
+// ServeHTTP serves the binding in a net/http server of the caller's, as
+// Register does on Hertz: the endpoint at Options.Path and the agent card
+// at CardPath; other paths are not found. A client that goes away cancels
+// its request's context, ending its stream. The http.Server's own
+// timeouts (ReadHeaderTimeout, ReadTimeout, IdleTimeout; no WriteTimeout,
+// which would cut streams) bound slow clients there, not Options'
+// RequestTimeout, ReadTimeout and IdleTimeout; and requests may name the
+// server's address as their host only once Listening has been told it (or
+// Options.AllowedHosts lists it).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := httpbind.NetHTTP(w, r, &s.bodies)
+	switch x.Path() {
+	case s.opts.Path:
+		s.serveRPC(r.Context(), x)
+	case CardPath:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			x.SetHeader("Allow", "GET, HEAD")
+			x.Respond(http.StatusMethodNotAllowed, "text/plain; charset=utf-8", append(x.Buffer(), "405 method not allowed"...))
+			return
+		}
+		s.card.Serve(x)
+	default:
+		x.Respond(http.StatusNotFound, "text/plain; charset=utf-8", append(x.Buffer(), "404 page not found"...))
 	}
+}
+
+// serveRPC serves one JSON-RPC request.
+func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
+	header := httpbind.Version(c)
 	// Errors found before the method is known answer in the version the
 	// header names, else in 0.3, whose clients send no header.
 	version := a2a.Version03
-	if majorMinor(header) == a2a.Version {
+	if httpbind.MajorMinor(header) == a2a.Version {
 		version = a2a.Version
 	}
 	var id json.RawMessage
@@ -228,21 +201,21 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 			s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error"), version)
 		}
 	}()
-	if !bytes.Equal(c.Method(), []byte("POST")) {
-		c.Response.Header.Set("Allow", "POST")
+	if c.Method() != "POST" {
+		c.SetHeader("Allow", "POST")
 		s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
 		return
 	}
 	if status, err := s.checkRequest(c); err != nil {
-		c.Response.Header.Set("Connection", "close")
+		c.SetHeader("Connection", "close")
 		s.writeErrorStatus(c, status, nil, err, version)
 		return
 	}
-	bufp := s.bodies.Get().(*[]byte)
+	bufp := s.bodies.Get()
 	defer s.bodies.Put(bufp)
-	body, tooBig := s.readBody(c, bufp)
+	body, tooBig := httpbind.ReadBody(c, bufp, s.opts.MaxBodyBytes, s.log)
 	if tooBig {
-		c.Response.Header.Set("Connection", "close")
+		c.SetHeader("Connection", "close")
 		s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
 		return
 	}
@@ -265,9 +238,9 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeError(c, id, err, version)
 		return
 	}
-	exts := splitList(c.Request.Header.Peek("A2A-Extensions"))
+	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
 	if mver == a2a.Version03 { // 0.3 named the header X-A2A-Extensions
-		exts = append(exts, splitList(c.Request.Header.Peek("X-A2A-Extensions"))...)
+		exts = append(exts, httpbind.SplitList(c.Header("X-A2A-Extensions"))...)
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
 	if mver == a2a.Version {
@@ -286,46 +259,30 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 		s.writeError(c, id, server.ProtocolError(s.log, op.String(), err), version)
 		return
 	}
-	// Encode straight into Hertz's response buffer: no copy.
-	bb := c.Response.BodyBuffer()
-	out, err := jsonrpc.AppendResult(bb.B[:0], id, result)
-	bb.B = out
+	// Encode straight into the response's buffer: no copy.
+	out, err := jsonrpc.AppendResult(c.Buffer(), id, result)
 	if err != nil {
 		s.log.Error("a2a: encoding a result failed", "method", req.Method, "err", err)
 		s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"), version)
 		return
 	}
-	c.Response.Header.SetContentType("application/json")
-	c.Response.SetStatusCode(200)
+	c.Respond(200, "application/json", out)
 }
 
-// readBody reads the request body into *bufp, up to the limit. A body
-// over the limit is drained a little further (a bounded amount), so that
-// the connection stops at a message boundary where it can and the 413
-// reaches the client.
-func (s *Server) readBody(c *app.RequestContext, bufp *[]byte) (body []byte, tooBig bool) {
-	limit := s.opts.MaxBodyBytes
-	if n := c.Request.Header.ContentLength(); n > limit {
-		return nil, true
+// checkRequest refuses, with the HTTP status to answer, a request whose
+// body is not declared JSON, or that names a host this server is not
+// reached by (in Host, or in Origin when a browser sends one).
+func (s *Server) checkRequest(c httpbind.Exchange) (int, *a2a.Error) {
+	if ct := c.Header("Content-Type"); !httpbind.IsJSON(ct) {
+		if len(ct) == 0 {
+			ct = []byte("none")
+		}
+		return 415, a2a.Errorf(a2a.CodeInvalidRequest, "Content-Type %s is not JSON: send A2A JSON-RPC requests as application/json", ct)
 	}
-	stream := c.RequestBodyStream()
-	if stream == nil {
-		b := c.Request.Body()
-		return b, len(b) > limit
+	if err := s.hosts.Check(c); err != nil {
+		return 403, err
 	}
-	buf := bytes.NewBuffer((*bufp)[:0])
-	_, err := buf.ReadFrom(io.LimitReader(stream, int64(limit)+1))
-	*bufp = buf.Bytes()
-	if err != nil {
-		s.log.Debug("a2a: reading a request body failed", "err", err)
-	}
-	if buf.Len() > limit {
-		// Best effort: a client still sending when the connection closes
-		// loses the reply. The connection closes afterwards anyway.
-		_, _ = io.CopyN(io.Discard, stream, max(4*int64(limit), 8<<20))
-		return nil, true
-	}
-	return buf.Bytes(), false
+	return 0, nil
 }
 
 // checkVersionHeader checks the A2A-Version header against the method's
@@ -338,7 +295,7 @@ func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
 		}
 		return nil
 	}
-	v := majorMinor(header)
+	v := httpbind.MajorMinor(header)
 	if v != a2a.Version && v != a2a.Version03 {
 		return a2a.Errorf(a2a.CodeVersionNotSupported, "A2A-Version %q is not supported; this server speaks 1.0 and 0.3", header)
 	}
@@ -348,45 +305,13 @@ func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
 	return nil
 }
 
-// majorMinor reduces a version to Major.Minor; patch numbers do not count.
-func majorMinor(v string) string {
-	v = strings.TrimSpace(v)
-	major, rest, ok := strings.Cut(v, ".")
-	if !ok {
-		return v
-	}
-	minor, _, _ := strings.Cut(rest, ".")
-	return major + "." + minor
-}
-
-func splitList(h []byte) []string {
-	if len(h) == 0 {
-		return nil
-	}
-	var out []string
-	for _, f := range strings.Split(string(h), ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func (s *Server) writeError(c *app.RequestContext, id json.RawMessage, e *a2a.Error, version string) {
+func (s *Server) writeError(c httpbind.Exchange, id json.RawMessage, e *a2a.Error, version string) {
 	s.writeErrorStatus(c, 200, id, e, version)
 }
 
-func (s *Server) writeErrorStatus(c *app.RequestContext, status int, id json.RawMessage, e *a2a.Error, version string) {
-	setRetryAfter(c, e)
-	c.Data(status, "application/json", jsonrpc.AppendError(make([]byte, 0, 256), id, e, version))
-}
-
-// setRetryAfter gives a retryable error's guidance as Retry-After, in whole
-// seconds (at least 1), for HTTP clients and proxies that read it.
-func setRetryAfter(c *app.RequestContext, e *a2a.Error) {
-	if e.RetryAfter > 0 {
-		c.Response.Header.Set("Retry-After", strconv.Itoa(int(max(time.Second, e.RetryAfter+time.Second-1)/time.Second)))
-	}
+func (s *Server) writeErrorStatus(c httpbind.Exchange, status int, id json.RawMessage, e *a2a.Error, version string) {
+	httpbind.SetRetryAfter(c, e)
+	c.Respond(status, "application/json", jsonrpc.AppendError(c.Buffer(), id, e, version))
 }
 
 // Serve serves the endpoint and the card on ln with Hertz until ctx is
@@ -395,27 +320,6 @@ func setRetryAfter(c *app.RequestContext, e *a2a.Error) {
 // Options.AllowedHosts says otherwise, requests may name ln's address as
 // their host, besides the card's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration, extra ...config.Option) error {
-	if !s.hosts.configured {
-		s.hosts.addListener(ln.Addr())
-	}
-	opts := append(s.HertzOptions(), hzserver.WithListener(ln), hzserver.WithExitWaitTime(grace))
-	h := hzserver.New(append(opts, extra...)...)
-	s.Register(h)
-	errc := make(chan error, 1)
-	go func() { errc <- h.Run() }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("jsonrpcserver: serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), grace+time.Second)
-	defer cancel()
-	err := h.Shutdown(sctx)
-	if rerr := <-errc; err == nil && rerr != nil && !errors.Is(rerr, net.ErrClosed) {
-		err = rerr
-	}
-	if err != nil {
-		return fmt.Errorf("jsonrpcserver: shutdown: %w", err)
-	}
-	return nil
+	s.Listening(ln.Addr())
+	return httpbind.Serve(ctx, "jsonrpcserver", ln, grace, s.HertzOptions(), extra, s.Register)
 }

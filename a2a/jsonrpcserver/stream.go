@@ -6,11 +6,10 @@ import (
 	"iter"
 	"strconv"
 
-	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
-	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/internal/httpbind"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
 	"github.com/a2amesh/a2amesh/a2a/server"
 )
@@ -20,23 +19,23 @@ import (
 // the event's sequence number in the task, which a client can send back as
 // Last-Event-ID to resume. Errors, including those found before the first
 // event, are sent as an event too: streaming clients read only events.
-func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
+func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
 	w := wireOf(version)
 	events := s.streamEvents(ctx, c, op, w, params)
-	ew := newEventWriter(c, s.opts.KeepAlive)
-	defer ew.close()
+	ew := httpbind.NewEventWriter(c, s.opts.KeepAlive)
+	defer ew.Close()
 	// A subscription without Last-Event-ID opens with the task's snapshot,
 	// which never ends it, even in a settled state: the Handler follows a
 	// task waiting for input to the end of its next run.
-	snapshot := op == jsonrpc.OpSubscribeToTask && len(c.Request.Header.Peek(sse.LastEventIDHeader)) == 0
+	snapshot := op == jsonrpc.OpSubscribeToTask && len(c.Header(sse.LastEventIDHeader)) == 0
 
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
 			pe := server.ProtocolError(s.log, op.String(), err)
-			setRetryAfter(c, pe) // written with the headers, if they have not been
+			httpbind.SetRetryAfter(c, pe) // written with the headers, if they have not been
 			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
-			if werr := ew.event("", buf, true); werr != nil {
+			if werr := ew.Event("", "", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
 			return
@@ -50,9 +49,9 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 		if e.Seq > 0 {
 			sseID = strconv.FormatUint(e.Seq, 10)
 		}
-		last := endsStream(e.Event) && !snapshot
+		last := httpbind.EndsStream(e.Event) && !snapshot
 		snapshot = false
-		if err := ew.event(sseID, buf, last); err != nil {
+		if err := ew.Event(sseID, "", buf, last); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return
@@ -60,18 +59,8 @@ func (s *Server) serveStream(ctx context.Context, c *app.RequestContext, op json
 	}
 }
 
-// endsStream reports whether ev is a stream's last event: a direct reply,
-// or a terminal or interrupted state (but for a subscription's snapshot).
-func endsStream(ev a2a.Event) bool {
-	if _, isMsg := ev.(*a2a.Message); isMsg {
-		return true
-	}
-	s, ok := a2a.StateOf(ev)
-	return ok && s.Settled()
-}
-
 // streamEvents decodes a streaming call and starts it.
-func (s *Server) streamEvents(ctx context.Context, c *app.RequestContext, op jsonrpc.Op, w wire, params json.RawMessage) iter.Seq2[eventlog.Entry, error] {
+func (s *Server) streamEvents(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, w wire, params json.RawMessage) iter.Seq2[eventlog.Entry, error] {
 	fail := func(err error) iter.Seq2[eventlog.Entry, error] {
 		return func(yield func(eventlog.Entry, error) bool) { yield(eventlog.Entry{}, err) }
 	}
@@ -86,5 +75,5 @@ func (s *Server) streamEvents(ctx context.Context, c *app.RequestContext, op jso
 	if err != nil {
 		return fail(err)
 	}
-	return s.h.SubscribeToTask(ctx, req, string(c.Request.Header.Peek(sse.LastEventIDHeader)))
+	return s.h.SubscribeToTask(ctx, req, string(c.Header(sse.LastEventIDHeader)))
 }

@@ -1,16 +1,22 @@
-// Package a2atest helps tests run real A2A servers: a Handler served by
-// Hertz on 127.0.0.1 for the length of a test, and goroutine leak checks
-// that know which goroutines Hertz keeps by design.
+// Package a2atest helps tests run real A2A servers: a Handler served on
+// 127.0.0.1 for the length of a test, by Hertz or, for the packages that
+// test both mountings, by net/http; and goroutine leak checks that know
+// which goroutines Hertz keeps by design.
 package a2atest
 
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"iter"
 	"net"
+	"net/http"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/cloudwego/hertz/pkg/common/config"
 	"go.uber.org/goleak"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -48,11 +54,73 @@ func ServeOn(t testing.TB, ln net.Listener, h *server.Handler, opts jsonrpcserve
 		ln.Close()
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { // after the server stops: cleanups run last first
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if err := h.Close(cctx); err != nil {
+			t.Errorf("close handler: %v", err)
+		}
+	})
+	ServeBinding(t, ln, srv)
+}
+
+// Mounting is how a binding is put on the network: on Hertz (its Serve)
+// or as an http.Handler of a net/http server.
+type Mounting string
+
+// The mountings of the HTTP bindings.
+const (
+	Hertz   Mounting = "Hertz"
+	NetHTTP Mounting = "net/http"
+)
+
+// mounting is the Mounting of the tests running. VerifyTestMainMounted sets
+// it between the runs of a package's tests, which only read it.
+var mounting = Hertz
+
+// Mount returns the Mounting the tests running serve their bindings with.
+func Mount() Mounting { return mounting }
+
+// HTTPBinding is an HTTP binding of A2A (jsonrpcserver.Server,
+// restserver.Server): served on Hertz or mounted in a net/http server.
+type HTTPBinding interface {
+	Serve(ctx context.Context, ln net.Listener, grace time.Duration, extra ...config.Option) error
+	Listening(addr net.Addr)
+	http.Handler
+}
+
+// ServeBinding serves b on ln with the running tests' Mounting until the
+// test ends.
+func ServeBinding(t testing.TB, ln net.Listener, b HTTPBinding) {
+	t.Helper()
+	const grace = 100 * time.Millisecond
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, 100*time.Millisecond) }()
+	var stop func()
+	switch mounting {
+	case NetHTTP:
+		b.Listening(ln.Addr())
+		hs := &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+		go func() {
+			if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				done <- err
+				return
+			}
+			done <- nil
+		}()
+		stop = func() {
+			ctx, cancel := context.WithTimeout(context.Background(), grace)
+			defer cancel()
+			if hs.Shutdown(ctx) != nil {
+				hs.Close() // streams still open after the grace period
+			}
+		}
+	default:
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { done <- b.Serve(ctx, ln, grace) }()
+		stop = cancel
+	}
 	t.Cleanup(func() {
-		cancel()
+		stop()
 		select {
 		case err := <-done:
 			if err != nil && !errors.Is(err, context.Canceled) {
@@ -61,13 +129,38 @@ func ServeOn(t testing.TB, ln net.Listener, h *server.Handler, opts jsonrpcserve
 		case <-time.After(15 * time.Second):
 			t.Errorf("the server at %s did not stop within 15 s", ln.Addr())
 		}
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		if err := h.Close(cctx); err != nil {
-			t.Errorf("close handler: %v", err)
-		}
 	})
 	waitReady(t, ln.Addr().String())
+}
+
+// VerifyTestMainMounted runs the package's tests once with each Mounting,
+// then fails if goroutines they started are still running. A fuzzing run
+// (-fuzz, and its workers) runs once: its target does not serve.
+func VerifyTestMainMounted(m *testing.M) {
+	flag.Parse()
+	mountings := []Mounting{Hertz, NetHTTP}
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		mountings = mountings[:1]
+	}
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		mountings = mountings[:1]
+	}
+	code := 0
+	for _, mt := range mountings {
+		mounting = mt
+		fmt.Printf("a2atest: the bindings mounted on %s\n", mt)
+		if c := m.Run(); c != 0 {
+			code = c
+		}
+	}
+	mounting = Hertz
+	if code == 0 {
+		if err := goleak.Find(LeakOptions()...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // waitReady waits until the listener accepts connections.

@@ -3,8 +3,10 @@
 //
 //   node interop.mjs http://127.0.0.1:PORT/
 //
-// It resolves the agent's card with the SDK's ClientFactory, sends a message
-// (blocking), streams a message and gets the task, checking each answer. It
+// It resolves the agent's card with the SDK's ClientFactory, which takes
+// the card's first interface it has a transport for (JSON-RPC or
+// HTTP+JSON), sends a message (blocking), streams a message and gets the
+// task, checking each answer. It
 // prints one JSON summary line on stdout and exits non-zero on any
 // mismatch (the summary then has ok: false and the error). ../js_test.go
 // runs it against our server.
@@ -58,7 +60,7 @@ async function main() {
   const factory = new ClientFactory();
   const client = await factory.createFromUrl(baseUrl);
   const card = await client.getAgentCard();
-  summary.card = { name: card.name, protocolVersion: client.protocolVersion };
+  summary.card = { name: card.name, protocolVersion: client.protocolVersion, binding: client.transport?.protocolName };
   check(client.protocolVersion === '1.0', `the client speaks ${client.protocolVersion}, want 1.0`);
 
   // SendMessage (blocking): the task completes with the echo artifact.

@@ -1,4 +1,4 @@
-package jsonrpcserver
+package httpbind
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-
-	"github.com/cloudwego/hertz/pkg/app"
 
 	"github.com/a2amesh/a2amesh/a2a"
 )
@@ -22,24 +20,25 @@ import (
 // does not grant), and checking Host and Origin against the names the
 // server is reached by refuses a rebound name.
 
-// hostSet is a set of allowed hosts, normalized by hostKey.
-type hostSet struct {
+// Hosts is the set of host names requests may name, normalized by hostKey.
+// It is set up before serving and only read while serving.
+type Hosts struct {
 	any        bool
 	configured bool // the operator listed the hosts
 	hosts      map[string]bool
 }
 
-// allowedHosts makes the set from the configured hosts, or from the card's
+// NewHosts makes the set from the configured hosts, or from the card's
 // interface URLs when none are configured.
-func allowedHosts(configured []string, card *a2a.AgentCard) (hostSet, error) {
-	hs := hostSet{hosts: map[string]bool{}}
+func NewHosts(configured []string, card *a2a.AgentCard) (*Hosts, error) {
+	hs := &Hosts{hosts: map[string]bool{}}
 	for _, h := range configured {
 		h = strings.TrimSpace(h)
 		switch {
 		case h == "*":
 			hs.any = true
 		case h == "" || strings.ContainsAny(h, "/ "):
-			return hs, fmt.Errorf("allowed host %q: want a host name or address, with its port if it is not 80 or 443", h)
+			return nil, fmt.Errorf("allowed host %q: want a host name or address, with its port if it is not 80 or 443", h)
 		default:
 			hs.hosts[hostKey(h)] = true
 		}
@@ -71,9 +70,13 @@ func allowedHosts(configured []string, card *a2a.AgentCard) (hostSet, error) {
 	return hs, nil
 }
 
-// addListener allows the address a server listens on: its loopback names
-// when it is a loopback address, any host when it is unspecified.
-func (hs *hostSet) addListener(addr net.Addr) {
+// AddListener allows the address a server listens on, unless the hosts
+// were configured: its loopback names when it is a loopback address, any
+// host when it is unspecified. Call it before serving.
+func (hs *Hosts) AddListener(addr net.Addr) {
+	if hs.configured {
+		return
+	}
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return
@@ -93,7 +96,7 @@ func (hs *hostSet) addListener(addr net.Addr) {
 
 // add allows host on port, and without a port when it is the scheme's
 // default (browsers omit it).
-func (hs hostSet) add(host, port, scheme string) {
+func (hs *Hosts) add(host, port, scheme string) {
 	def := map[string]string{"http": "80", "https": "443"}[scheme]
 	if port == "" {
 		port = def
@@ -126,30 +129,29 @@ func hostKey(h string) string {
 	return h
 }
 
-func (hs hostSet) allows(host string) bool { return hs.any || hs.hosts[hostKey(host)] }
+func (hs *Hosts) allows(host string) bool { return hs.any || hs.hosts[hostKey(host)] }
 
-// checkRequest refuses, with the HTTP status to answer, a request whose
-// body is not declared JSON, or that names a host this server is not
-// reached by (in Host, or in Origin when a browser sends one).
-func (s *Server) checkRequest(c *app.RequestContext) (int, *a2a.Error) {
-	ct := string(c.Request.Header.ContentType())
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || !(mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
-		if ct == "" {
-			ct = "none"
-		}
-		return 415, a2a.Errorf(a2a.CodeInvalidRequest, "Content-Type %s is not JSON: send A2A JSON-RPC requests as application/json", ct)
+// IsJSON reports whether a Content-Type names JSON: application/json or
+// another application/...+json type (application/a2a+json among them).
+func IsJSON(contentType []byte) bool {
+	mt, _, err := mime.ParseMediaType(string(contentType))
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// Check refuses, with an error for HTTP status 403, a request that names
+// a host this server is not reached by, in Host or, when a browser sends
+// one, in Origin.
+func (hs *Hosts) Check(x Exchange) *a2a.Error {
+	if host := x.Host(); !hs.allows(host) {
+		return a2a.Errorf(a2a.CodeInvalidRequest, "Host %q is not a name this agent is served at; use the URL in its agent card (the operator can allow more names)", host)
 	}
-	if host := string(c.Request.Host()); !s.hosts.allows(host) {
-		return 403, a2a.Errorf(a2a.CodeInvalidRequest, "Host %q is not a name this agent is served at; use the URL in its agent card (the operator can allow more names)", host)
-	}
-	origin := c.Request.Header.Peek("Origin")
+	origin := x.Header("Origin")
 	if len(origin) == 0 {
-		return 0, nil
+		return nil
 	}
 	u, err := url.Parse(string(origin))
-	if err != nil || u.Host == "" || !s.hosts.allows(u.Host) {
-		return 403, a2a.Errorf(a2a.CodeInvalidRequest, "requests from web pages at %q are not served: that origin is not where this agent is served", origin)
+	if err != nil || u.Host == "" || !hs.allows(u.Host) {
+		return a2a.Errorf(a2a.CodeInvalidRequest, "requests from web pages at %q are not served: that origin is not where this agent is served", origin)
 	}
-	return 0, nil
+	return nil
 }
