@@ -1,6 +1,6 @@
 // Package serve runs an agent as a complete A2A server: the agent card at
-// /.well-known/agent-card.json, JSON-RPC (A2A 1.0 and 0.3) with SSE
-// streaming on Hertz, gRPC on Kitex when Config.GRPCAddr asks for it
+// /.well-known/agent-card.json, JSON-RPC (A2A 1.0 and 0.3) and HTTP+JSON
+// with SSE streaming on Hertz, gRPC on Kitex when Config.GRPCAddr asks for it
 // (every binding the card lists, over one core: a task made over one is
 // served over the others), push notifications behind an SSRF guard, tasks,
 // events and checkpoints in memory or on NATS JetStream, and a graceful
@@ -29,6 +29,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
+	"github.com/a2amesh/a2amesh/a2a/restserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/bridge"
@@ -45,6 +46,8 @@ type Server struct {
 	st      *state
 	handler *server.Handler
 	rpc     *jsonrpcserver.Server
+	// rest serves HTTP+JSON, and JSON-RPC and the card beside it.
+	rest *restserver.Server
 	// grpcLn and grpc serve the gRPC binding; nil without it.
 	grpcLn net.Listener
 	grpc   *grpcserver.Server
@@ -171,6 +174,9 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	if s.rpc, err = jsonrpcserver.New(s.handler, jsonrpcserver.Options{AllowedHosts: cfg.AllowedHosts, Logger: log}); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
+	if s.rest, err = restserver.New(s.handler, restserver.Config{AllowedHosts: cfg.AllowedHosts, JSONRPC: s.rpc, Logger: log}); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	if s.grpcLn != nil {
 		if s.grpc, err = grpcserver.New(s.handler, grpcserver.Config{Grace: s.grace, Logger: log}); err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
@@ -180,10 +186,14 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 }
 
 // interfaces lists what the server serves, preferred first: JSON-RPC in
-// A2A 1.0, gRPC (when served), and JSON-RPC in 0.3 for the clients of
+// A2A 1.0, HTTP+JSON (at the same URL: its routes are beside the JSON-RPC
+// endpoint), gRPC (when served), and JSON-RPC in 0.3 for the clients of
 // that version. gRPC's URL is a bare host:port, as gRPC targets are.
 func (s *Server) interfaces(grpcPublic string) []a2a.AgentInterface {
-	out := []a2a.AgentInterface{{URL: s.url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version}}
+	out := []a2a.AgentInterface{
+		{URL: s.url, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version},
+		{URL: s.url, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.Version},
+	}
 	if s.grpcLn != nil {
 		addr := grpcPublic
 		if addr == "" {
@@ -259,7 +269,7 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) serve(ctx context.Context) error {
 	if s.grpc == nil {
 		s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
-		return s.rpc.Serve(ctx, s.ln, s.grace)
+		return s.rest.Serve(ctx, s.ln, s.grace)
 	}
 	s.log.Info("serving", "agent", s.card.Name, "url", s.url, "grpc", s.grpcLn.Addr().String(), "state", s.st.kind)
 	ctx, stop := context.WithCancel(ctx)
@@ -269,7 +279,7 @@ func (s *Server) serve(ctx context.Context) error {
 		defer stop()
 		grpcErr <- s.grpc.Serve(ctx, s.grpcLn)
 	}()
-	err := s.rpc.Serve(ctx, s.ln, s.grace)
+	err := s.rest.Serve(ctx, s.ln, s.grace)
 	stop()
 	return errors.Join(err, <-grpcErr)
 }

@@ -264,9 +264,9 @@ func TestServeStopsWhenNATSIsGoneForGood(t *testing.T) {
 }
 
 // TestServeGRPC: with GRPCAddr the agent is served over gRPC as well, the
-// card lists the binding at the listener's host:port, and the two
-// bindings share one core: a task made over gRPC is the one JSON-RPC
-// returns.
+// card lists the binding at the listener's host:port beside JSON-RPC and
+// HTTP+JSON, and the bindings share one core: a task made over gRPC is
+// the one JSON-RPC and HTTP+JSON return.
 func TestServeGRPC(t *testing.T) {
 	s, _, _ := start(t, serve.Config{GRPCAddr: "127.0.0.1:0"})
 	var grpcAddr string
@@ -277,7 +277,7 @@ func TestServeGRPC(t *testing.T) {
 			grpcAddr = iface.URL
 		}
 	}
-	if want := "JSONRPC 1.0,GRPC 1.0,JSONRPC 0.3"; strings.Join(bindings, ",") != want {
+	if want := "JSONRPC 1.0,HTTP+JSON 1.0,GRPC 1.0,JSONRPC 0.3"; strings.Join(bindings, ",") != want {
 		t.Fatalf("card interfaces %v, want %s", bindings, want)
 	}
 	if _, _, err := net.SplitHostPort(grpcAddr); err != nil || strings.Contains(grpcAddr, "/") {
@@ -309,6 +309,17 @@ func TestServeGRPC(t *testing.T) {
 	}
 	if got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != len(task.Artifacts) {
 		t.Errorf("JSON-RPC sees %s with %d artifacts, gRPC made %v with %d", got.Status.State, len(got.Artifacts), task.Status.GetState(), len(task.Artifacts))
+	}
+	rc, err := client.New(ctx, s.URL(), client.Config{Bindings: []client.Binding{client.HTTPJSON}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if rc.Binding() != a2a.BindingHTTPJSON || rc.URL() != s.URL() {
+		t.Fatalf("client speaks %s at %s, want HTTP+JSON at %s", rc.Binding(), rc.URL(), s.URL())
+	}
+	if got, err := rc.GetTask(ctx, &a2a.GetTaskRequest{ID: task.Id}); err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("GetTask over HTTP+JSON of the task made over gRPC = %v, %v", got, err)
 	}
 }
 
