@@ -27,6 +27,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
@@ -180,7 +181,7 @@ func (s *Server) stream(method string, events iter.Seq2[eventlog.Entry, error], 
 		if err != nil {
 			return statusError(s.log, method, err)
 		}
-		item, err := eventToPB(e.Event)
+		item, err := pbconv.EventToPB(e.Event)
 		if err != nil {
 			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
 		}
@@ -194,7 +195,7 @@ func (s *Server) stream(method string, events iter.Seq2[eventlog.Entry, error], 
 
 // SendMessage implements a2apb.A2AService.
 func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	return unary(s, ctx, "SendMessage", req, sendRequestFromPB, s.h.SendMessage, sendResponseToPB)
+	return unary(s, ctx, "SendMessage", req, pbconv.SendRequestFromPB, s.h.SendMessage, pbconv.SendResponseToPB)
 }
 
 // SendStreamingMessage implements a2apb.A2AService.
@@ -204,7 +205,7 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 	if err != nil {
 		return statusError(s.log, method, err)
 	}
-	r, err := sendRequestFromPB(req)
+	r, err := pbconv.SendRequestFromPB(req)
 	if err != nil {
 		return statusError(s.log, method, invalid(err))
 	}
@@ -226,26 +227,26 @@ func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb
 // GetTask implements a2apb.A2AService.
 func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
 	return unary(s, ctx, "GetTask", req, noErr(func(r *a2apb.GetTaskRequest) *a2a.GetTaskRequest {
-		return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: intPtrFromPB(r.HistoryLength)}
-	}), s.h.GetTask, taskToPB)
+		return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: pbconv.IntPtrFromPB(r.HistoryLength)}
+	}), s.h.GetTask, pbconv.TaskToPB)
 }
 
 // ListTasks implements a2apb.A2AService.
 func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	return unary(s, ctx, "ListTasks", req, listTasksRequestFromPB, s.h.ListTasks, listTasksResponseToPB)
+	return unary(s, ctx, "ListTasks", req, pbconv.ListTasksRequestFromPB, s.h.ListTasks, pbconv.ListTasksResponseToPB)
 }
 
 // CancelTask implements a2apb.A2AService.
 func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
 	return unary(s, ctx, "CancelTask", req, noErr(func(r *a2apb.CancelTaskRequest) *a2a.CancelTaskRequest {
-		return &a2a.CancelTaskRequest{Tenant: r.Tenant, ID: r.Id, Metadata: structFromPB(r.Metadata)}
-	}), s.h.CancelTask, taskToPB)
+		return &a2a.CancelTaskRequest{Tenant: r.Tenant, ID: r.Id, Metadata: pbconv.StructFromPB(r.Metadata)}
+	}), s.h.CancelTask, pbconv.TaskToPB)
 }
 
 // CreateTaskPushNotificationConfig implements a2apb.A2AService.
 func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return unary(s, ctx, "CreateTaskPushNotificationConfig", req, noErr(pushConfigFromPB),
-		s.h.CreateTaskPushNotificationConfig, noErr(pushConfigToPB))
+	return unary(s, ctx, "CreateTaskPushNotificationConfig", req, noErr(pbconv.PushConfigFromPB),
+		s.h.CreateTaskPushNotificationConfig, noErr(pbconv.PushConfigToPB))
 }
 
 // GetTaskPushNotificationConfig implements a2apb.A2AService.
@@ -253,7 +254,7 @@ func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.G
 	return unary(s, ctx, "GetTaskPushNotificationConfig", req,
 		noErr(func(r *a2apb.GetTaskPushNotificationConfigRequest) *a2a.GetTaskPushNotificationConfigRequest {
 			return &a2a.GetTaskPushNotificationConfigRequest{Tenant: r.Tenant, TaskID: r.TaskId, ID: r.Id}
-		}), s.h.GetTaskPushNotificationConfig, noErr(pushConfigToPB))
+		}), s.h.GetTaskPushNotificationConfig, noErr(pbconv.PushConfigToPB))
 }
 
 // ListTaskPushNotificationConfigs implements a2apb.A2AService.
@@ -261,7 +262,7 @@ func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb
 	return unary(s, ctx, "ListTaskPushNotificationConfigs", req,
 		noErr(func(r *a2apb.ListTaskPushNotificationConfigsRequest) *a2a.ListTaskPushNotificationConfigsRequest {
 			return &a2a.ListTaskPushNotificationConfigsRequest{Tenant: r.Tenant, TaskID: r.TaskId, PageSize: int(r.PageSize), PageToken: r.PageToken}
-		}), s.h.ListTaskPushNotificationConfigs, noErr(listPushConfigsResponseToPB))
+		}), s.h.ListTaskPushNotificationConfigs, noErr(pbconv.ListPushConfigsResponseToPB))
 }
 
 // DeleteTaskPushNotificationConfig implements a2apb.A2AService.
@@ -279,5 +280,5 @@ func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtende
 	return unary(s, ctx, "GetExtendedAgentCard", req,
 		noErr(func(r *a2apb.GetExtendedAgentCardRequest) *a2a.GetExtendedAgentCardRequest {
 			return &a2a.GetExtendedAgentCardRequest{Tenant: r.Tenant}
-		}), s.h.GetExtendedAgentCard, cardToPB)
+		}), s.h.GetExtendedAgentCard, pbconv.CardToPB)
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
@@ -116,7 +117,7 @@ func recvAll(t *testing.T, recv func() (*a2apb.StreamResponse, error)) []a2a.Eve
 		if err != nil {
 			t.Fatalf("recv after %d events: %v", len(evs), err)
 		}
-		ev, err := eventFromPB(item)
+		ev, err := pbconv.EventFromPB(item)
 		if err != nil {
 			t.Fatalf("event %d: %v", len(evs), err)
 		}
@@ -157,7 +158,7 @@ func TestSendMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, err := taskFromPB(resp.GetTask())
+	task, err := pbconv.TaskFromPB(resp.GetTask())
 	if err != nil || task == nil {
 		t.Fatalf("response %v is not a task (%v)", resp, err)
 	}
@@ -387,7 +388,7 @@ func TestGetExtendedAgentCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cardFromPB(got); c.Description != ext.Description || c.Name != ext.Name || len(c.Skills) != 1 {
+	if c := pbconv.CardFromPB(got); c.Description != ext.Description || c.Name != ext.Name || len(c.Skills) != 1 {
 		t.Errorf("card %+v, want the extended card", c)
 	}
 }
