@@ -8,7 +8,10 @@
 // specification's mapping (§5.4) and, for A2A errors, a
 // google.rpc.ErrorInfo detail in the domain "a2a-protocol.org". The
 // metadata keys a2a-version and a2a-extensions play the part of the HTTP
-// headers A2A-Version and A2A-Extensions.
+// headers A2A-Version and A2A-Extensions; a2amesh-first-event-id and
+// last-event-id that of SSE's event ids, so that a client resumes a cut
+// stream as over SSE. The server accepts HTTP/2 keepalive pings every 5
+// seconds (KeepaliveMinTime).
 package grpcserver
 
 import (
@@ -18,10 +21,13 @@ import (
 	"iter"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
+	kgrpc "github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/grpc"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	"github.com/cloudwego/kitex/pkg/streaming"
 	kserver "github.com/cloudwego/kitex/server"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -34,11 +40,30 @@ import (
 )
 
 // Metadata keys of the binding: the gRPC counterparts of the A2A-Version
-// and A2A-Extensions HTTP headers.
+// and A2A-Extensions HTTP headers, and of SSE's event ids (a2amesh's own:
+// gRPC has no event ids). A streaming RPC's response header
+// FirstEventIDKey is the sequence number of its first event, the events
+// after it numbered one by one; SubscribeToTask's request metadata
+// LastEventIDKey asks for the events after that one, as the Last-Event-ID
+// header does on the JSON bindings.
 const (
-	VersionKey    = "a2a-version"
-	ExtensionsKey = "a2a-extensions"
+	VersionKey      = pbconv.VersionKey
+	ExtensionsKey   = pbconv.ExtensionsKey
+	FirstEventIDKey = pbconv.FirstEventIDKey
+	LastEventIDKey  = pbconv.LastEventIDKey
 )
+
+// KeepaliveMinTime is how often the server accepts an HTTP/2 keepalive
+// ping from a client, with or without calls in progress. A
+// client on a stream that stays silent (an agent waiting on a slow model)
+// tells a live server from a hung one by its pings: a2a/grpcclient pings
+// every StreamIdleTimeout/2, at least 10 s apart (Kitex's floor). A grpc-go
+// or Kitex server's default policy, one ping per 5 minutes, answers more
+// frequent pings on a silent connection with GOAWAY (too_many_pings) after
+// two strikes and closes it; such a server's clients see their silent
+// streams cut (and resumed). Config.Options may set another policy
+// (server.WithGRPCKeepaliveEnforcementPolicy).
+const KeepaliveMinTime = 5 * time.Second
 
 // Config configures a Server. Its zero value is a working default.
 type Config struct {
@@ -88,6 +113,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		kserver.WithListener(ln),
 		kserver.WithExitWaitTime(s.grace),
 		kserver.WithExitSignal(func() <-chan error { return exit }),
+		kserver.WithGRPCKeepaliveEnforcementPolicy(kgrpc.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 	}, s.opts...)
 	svr := a2aservice.NewServer(s, opts...) // Kitex wants the handler as a pointer
 	ran := make(chan error, 1)
@@ -176,11 +202,30 @@ func noErr[A, B any](f func(A) B) func(A) (B, error) {
 // stream sends a streaming RPC's events as the Handler yields them. An
 // error ends the stream with its status. A client that goes away ends the
 // stream too; the task goes on, and the client can subscribe again.
-func (s *Server) stream(method string, events iter.Seq2[eventlog.Entry, error], send func(*a2apb.StreamResponse) error) error {
+//
+// The response header FirstEventIDKey numbers the events: first, when not
+// 0, is the first event's sequence number known before the Handler yields
+// it, and goes out at once, so that a client waiting for a slow first
+// event hears from the server; otherwise the first event's own goes with
+// it. A direct message reply has none.
+func (s *Server) stream(method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error], send func(*a2apb.StreamResponse) error) error {
+	headed := first > 0
+	if headed {
+		if err := st.SendHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(first, 10))); err != nil {
+			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
+			return err
+		}
+	}
 	for e, err := range events {
 		if err != nil {
 			return statusError(s.log, method, err)
 		}
+		if !headed && e.Seq > 0 {
+			if err := st.SetHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(e.Seq, 10))); err != nil {
+				return statusError(s.log, method, fmt.Errorf("set the response header: %w", err))
+			}
+		}
+		headed = true
 		item, err := pbconv.EventToPB(e.Event)
 		if err != nil {
 			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
@@ -209,19 +254,37 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 	if err != nil {
 		return statusError(s.log, method, invalid(err))
 	}
-	return s.stream(method, s.h.SendStreamingMessage(ctx, r), stream.Send)
+	// A new task's events are numbered from 1: say so before the agent
+	// produces the first, which may take long.
+	var first uint64
+	if r.Message != nil && r.Message.TaskID == "" {
+		first = 1
+	}
+	return s.stream(method, stream, first, s.h.SendStreamingMessage(ctx, r), stream.Send)
 }
 
-// SubscribeToTask implements a2apb.A2AService. It starts with the task's
-// current snapshot; gRPC has no counterpart of SSE's Last-Event-ID.
+// SubscribeToTask implements a2apb.A2AService. Without LastEventIDKey in
+// the request metadata it starts with the task's current snapshot; with
+// it, it continues after that event, as the Last-Event-ID header does on
+// the JSON bindings.
 func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb.A2AService_SubscribeToTaskServer) error {
 	const method = "SubscribeToTask"
 	ctx, err := begin(stream.Context())
 	if err != nil {
 		return statusError(s.log, method, err)
 	}
+	var lastEventID string
+	if md, _ := metadata.FromIncomingContext(stream.Context()); len(md.Get(LastEventIDKey)) > 0 {
+		lastEventID = md.Get(LastEventIDKey)[0]
+	}
+	// After event N comes N+1: the header can go before it, which may
+	// be long in coming.
+	var first uint64
+	if n, err := strconv.ParseUint(strings.TrimSpace(lastEventID), 10, 64); err == nil {
+		first = n + 1
+	}
 	r := &a2a.SubscribeToTaskRequest{Tenant: req.Tenant, ID: req.Id}
-	return s.stream(method, s.h.SubscribeToTask(ctx, r, ""), stream.Send)
+	return s.stream(method, stream, first, s.h.SubscribeToTask(ctx, r, lastEventID), stream.Send)
 }
 
 // GetTask implements a2apb.A2AService.
