@@ -185,7 +185,12 @@ func partToPB(p *a2a.Part) (*a2apb.Part, error) {
 	return out, nil
 }
 
-func partFromPB(p *a2apb.Part) (a2a.Part, error) {
+// partFromPB reads a part. In a server's answer (answer), a part without
+// content is an empty text part: prutal (v0.1.3), the protobuf codec of
+// Kitex's generated code, omits a oneof member that holds its zero value,
+// so an empty text reaches the peer so. In a request the part is refused,
+// as the JSON bindings refuse it.
+func partFromPB(p *a2apb.Part, answer bool) (a2a.Part, error) {
 	if p == nil {
 		return a2a.Part{}, fmt.Errorf("part is null")
 	}
@@ -210,7 +215,9 @@ func partFromPB(p *a2apb.Part) (a2a.Part, error) {
 		}
 		out.Data = raw
 	default:
-		return a2a.Part{}, fmt.Errorf("part has no content: want one of text, raw, url, data")
+		if !answer {
+			return a2a.Part{}, fmt.Errorf("part has no content: want one of text, raw, url, data")
+		}
 	}
 	return out, nil
 }
@@ -230,13 +237,13 @@ func partsToPB(ps []a2a.Part) ([]*a2apb.Part, error) {
 	return out, nil
 }
 
-func partsFromPB(ps []*a2apb.Part) ([]a2a.Part, error) {
+func partsFromPB(ps []*a2apb.Part, answer bool) ([]a2a.Part, error) {
 	if ps == nil {
 		return nil, nil
 	}
 	out := make([]a2a.Part, len(ps))
 	for i, p := range ps {
-		v, err := partFromPB(p)
+		v, err := partFromPB(p, answer)
 		if err != nil {
 			return nil, fmt.Errorf("parts[%d].%w", i, err)
 		}
@@ -264,7 +271,8 @@ func messageToPB(m *a2a.Message) (*a2apb.Message, error) {
 	}, nil
 }
 
-func messageFromPB(m *a2apb.Message) (*a2a.Message, error) {
+// messageFromPB reads a message, of a server's answer or not (partFromPB).
+func messageFromPB(m *a2apb.Message, answer bool) (*a2a.Message, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -272,7 +280,7 @@ func messageFromPB(m *a2apb.Message) (*a2a.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("role: %w", err)
 	}
-	parts, err := partsFromPB(m.Parts)
+	parts, err := partsFromPB(m.Parts, answer)
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +310,7 @@ func artifactFromPB(a *a2apb.Artifact) (a2a.Artifact, error) {
 	if a == nil {
 		return a2a.Artifact{}, nil
 	}
-	parts, err := partsFromPB(a.Parts)
+	parts, err := partsFromPB(a.Parts, true)
 	if err != nil {
 		return a2a.Artifact{}, err
 	}
@@ -330,7 +338,7 @@ func statusFromPB(s *a2apb.TaskStatus) (a2a.TaskStatus, error) {
 	if err != nil {
 		return a2a.TaskStatus{}, fmt.Errorf("state: %w", err)
 	}
-	msg, err := messageFromPB(s.Message)
+	msg, err := messageFromPB(s.Message, true)
 	if err != nil {
 		return a2a.TaskStatus{}, fmt.Errorf("message.%w", err)
 	}
@@ -388,7 +396,7 @@ func TaskFromPB(t *a2apb.Task) (*a2a.Task, error) {
 	if t.History != nil {
 		out.History = make([]a2a.Message, len(t.History))
 		for i, m := range t.History {
-			v, err := messageFromPB(m)
+			v, err := messageFromPB(m, true)
 			if err != nil {
 				return nil, fmt.Errorf("history[%d].%w", i, err)
 			}
@@ -485,7 +493,7 @@ func EventFromPB(r *a2apb.StreamResponse) (a2a.Event, error) {
 		}
 	case *a2apb.StreamResponse_Message:
 		if p.Message != nil {
-			return messageFromPB(p.Message)
+			return messageFromPB(p.Message, true)
 		}
 	case *a2apb.StreamResponse_StatusUpdate:
 		if p.StatusUpdate != nil {
@@ -528,7 +536,7 @@ func SendResponseFromPB(r *a2apb.SendMessageResponse) (a2a.Event, error) {
 		}
 	case *a2apb.SendMessageResponse_Message:
 		if p.Message != nil {
-			return messageFromPB(p.Message)
+			return messageFromPB(p.Message, true)
 		}
 	}
 	return nil, fmt.Errorf("SendMessage response has no payload: want a task or a message")
@@ -558,7 +566,7 @@ func SendRequestToPB(r *a2a.SendMessageRequest) (*a2apb.SendMessageRequest, erro
 }
 
 func SendRequestFromPB(r *a2apb.SendMessageRequest) (*a2a.SendMessageRequest, error) {
-	msg, err := messageFromPB(r.Message)
+	msg, err := messageFromPB(r.Message, false)
 	if err != nil {
 		return nil, fmt.Errorf("message.%w", err)
 	}

@@ -68,12 +68,13 @@ func TestRoundTripMessages(t *testing.T) {
 		msg  *a2a.Message
 		// notOnWire: prutal (Kitex's protobuf codec, v0.1.x) does not
 		// encode a oneof member that holds its zero value, so an empty
-		// text or file part reaches the peer without content. The
-		// conversion is right; the wire step is left out for these.
+		// text or file part reaches the peer without content, which an
+		// answer's reader takes for an empty text. The conversion is
+		// right; the wire step is left out for an empty file.
 		notOnWire bool
 	}{
 		{"text", textMsg("m1", a2a.RoleUser, a2a.TextPart("hello")), false},
-		{"empty text", textMsg("m2", a2a.RoleAgent, a2a.TextPart("")), true},
+		{"empty text", textMsg("m2", a2a.RoleAgent, a2a.TextPart("")), false},
 		{"raw", textMsg("m3", a2a.RoleUser, a2a.RawPart([]byte{0, 1, 2, 255}, "application/octet-stream", "f.bin")), false},
 		{"empty raw", textMsg("m4", a2a.RoleUser, a2a.RawPart(nil, "text/plain", "empty.txt")), true},
 		{"url", textMsg("m5", a2a.RoleUser, a2a.URLPart("https://example.com/f.pdf", "application/pdf", "f.pdf")), false},
@@ -90,7 +91,24 @@ func TestRoundTripMessages(t *testing.T) {
 		{"no role, no parts", &a2a.Message{MessageID: "m12"}, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { convertTrip(t, tt.msg, messageToPB, messageFromPB, !tt.notOnWire) })
+		t.Run(tt.name, func(t *testing.T) { convertTrip(t, tt.msg, messageToPB, answerFromPB, !tt.notOnWire) })
+	}
+}
+
+// answerFromPB reads a message of a server's answer.
+func answerFromPB(m *a2apb.Message) (*a2a.Message, error) { return messageFromPB(m, true) }
+
+// An answer's part without content is an empty text part; a request's is
+// refused (TestFromPBRefuses).
+func TestAnswerPartWithoutContent(t *testing.T) {
+	ev, err := EventFromPB(&a2apb.StreamResponse{Payload: &a2apb.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2apb.TaskArtifactUpdateEvent{
+		TaskId: "t", ContextId: "c", Artifact: &a2apb.Artifact{ArtifactId: "a", Parts: []*a2apb.Part{{}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ev.(*a2a.TaskArtifactUpdateEvent).Artifact.Parts; len(p) != 1 || p[0].Kind() != a2a.PartKindText || p[0].Text != "" {
+		t.Errorf("parts %+v, want one empty text part", p)
 	}
 }
 
