@@ -95,3 +95,25 @@ func TestOutgoing(t *testing.T) {
 		}
 	}
 }
+
+func TestAddress(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"127.0.0.1:9000", "127.0.0.1:9000"},
+		{"agents.example.com:443", "agents.example.com:443"},
+		{"[::1]:9000", "[::1]:9000"},
+		{"grpc://127.0.0.1:9000", "127.0.0.1:9000"},
+		{"grpc://127.0.0.1:9000/", "127.0.0.1:9000"},
+		{"http://127.0.0.1:9000", ""},
+		{"grpc://127.0.0.1:9000/a2a", ""},
+		{"grpc://user@127.0.0.1:9000", ""},
+		{"127.0.0.1", ""},
+		{":9000", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		got, err := address(tt.url)
+		if got != tt.want || (err == nil) != (tt.want != "") {
+			t.Errorf("address(%q) = %q, %v; want %q", tt.url, got, err, tt.want)
+		}
+	}
+}

@@ -84,8 +84,9 @@ func (b binding) Transport(iface *a2a.AgentInterface, tc *client.TransportConfig
 	if dial == nil {
 		dial = (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext
 	}
-	// Kitex dials outside of any call's context: bound the dial as the
-	// Client bounds a silent server.
+	// Kitex dials outside of any call's context, and tries a failed dial
+	// again up to 6 times (heeding the call's context only between
+	// attempts): bound each as the Client bounds a silent server.
 	connect := tc.StreamIdleTimeout
 	if connect <= 0 {
 		connect = 30 * time.Second
@@ -99,6 +100,7 @@ func (b binding) Transport(iface *a2a.AgentInterface, tc *client.TransportConfig
 		kclient.WithConnectTimeout(connect),
 	}
 	if tc.StreamIdleTimeout > 0 {
+		// Kitex pings no more often than every 10 s, whatever Time says.
 		half := tc.StreamIdleTimeout / 2
 		opts = append(opts, kclient.WithGRPCKeepaliveParams(kgrpc.ClientKeepalive{Time: half, Timeout: half}))
 	}

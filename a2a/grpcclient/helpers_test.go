@@ -125,8 +125,15 @@ func grpcCard(addr, tenant string) *a2a.AgentCard {
 }
 
 // serve runs a Handler for cfg (an echo agent unless cfg says otherwise)
-// over gRPC on ln (a fresh port when nil) until the test ends.
-func serve(t *testing.T, ln net.Listener, cfg server.Config) *fixture {
+// over gRPC on ln (a fresh port when nil) until the test ends, recording
+// the calls it gets.
+func serve(t testing.TB, ln net.Listener, cfg server.Config) *fixture {
+	t.Helper()
+	return serveGRPC(t, ln, cfg, true)
+}
+
+// serveGRPC is serve, recording calls or not.
+func serveGRPC(t testing.TB, ln net.Listener, cfg server.Config, record bool) *fixture {
 	t.Helper()
 	if ln == nil {
 		ln = listen(t)
@@ -138,7 +145,11 @@ func serve(t *testing.T, ln net.Listener, cfg server.Config) *fixture {
 		cfg.Executor = slowEcho()
 	}
 	f := &fixture{addr: ln.Addr().String(), h: a2atest.NewHandler(t, cfg), rec: &recorder{}}
-	srv, err := grpcserver.New(f.h, grpcserver.Config{Grace: 100 * time.Millisecond, Options: f.rec.options()})
+	var opts []kserver.Option
+	if record {
+		opts = f.rec.options()
+	}
+	srv, err := grpcserver.New(f.h, grpcserver.Config{Grace: 100 * time.Millisecond, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +170,7 @@ func serve(t *testing.T, ln net.Listener, cfg server.Config) *fixture {
 	return f
 }
 
-func listen(t *testing.T) net.Listener {
+func listen(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -170,7 +181,7 @@ func listen(t *testing.T) net.Listener {
 
 // dial returns a client of the gRPC interface at addr (tenant: the
 // interface's), closed when the test ends.
-func dial(t *testing.T, addr, tenant string, cfg client.Config) *client.Client {
+func dial(t testing.TB, addr, tenant string, cfg client.Config) *client.Client {
 	t.Helper()
 	cfg.Bindings = []client.Binding{grpcclient.Binding(grpcclient.Config{})}
 	c, err := client.NewFromCard(grpcCard(addr, tenant), cfg)
