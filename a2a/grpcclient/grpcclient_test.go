@@ -13,14 +13,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/codes"
+	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/status"
+	kserver "github.com/cloudwego/kitex/server"
+
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/grpcclient"
+	"github.com/a2amesh/a2amesh/a2a/grpcserver"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
+	"github.com/a2amesh/a2amesh/proto/a2apb"
+	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
@@ -543,5 +550,51 @@ func TestClose(t *testing.T) {
 	checkEcho(t, evs, 1, "slow: across a Close")
 	if _, err := c.SendMessage(t.Context(), sendReq("after Close")); err != nil {
 		t.Errorf("a call after Close: %v", err)
+	}
+}
+
+// unnumbered is a gRPC server that numbers no events, as a2a-go's: its
+// stream is a task, working, then cut.
+type unnumbered struct{ *grpcserver.Server }
+
+func (*unnumbered) SendStreamingMessage(_ *a2apb.SendMessageRequest, st a2apb.A2AService_SendStreamingMessageServer) error {
+	working := &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_WORKING}
+	if err := st.Send(&a2apb.StreamResponse{Payload: &a2apb.StreamResponse_Task{Task: &a2apb.Task{Id: "t1", ContextId: "c1", Status: working}}}); err != nil {
+		return err
+	}
+	return status.Err(codes.Unavailable, "going away")
+}
+
+// Against a server that sends no first-event-id header, events have no
+// ids, and a cut stream is not resumed (its error is returned).
+func TestUnnumberedServer(t *testing.T) {
+	h := a2atest.NewHandler(t, server.Config{Card: grpcCard("127.0.0.1:1", ""), Executor: slowEcho()})
+	srv, err := grpcserver.New(h, grpcserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	stop := make(chan error)
+	ks := a2aservice.NewServer(&unnumbered{srv}, kserver.WithListener(ln), kserver.WithExitWaitTime(100*time.Millisecond),
+		kserver.WithExitSignal(func() <-chan error { return stop }))
+	ran := make(chan error, 1)
+	go func() { ran <- ks.Run() }()
+	t.Cleanup(func() {
+		close(stop)
+		if err := <-ran; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		if err := h.Close(context.Background()); err != nil {
+			t.Errorf("close handler: %v", err)
+		}
+	})
+
+	c := dial(t, ln.Addr().String(), "", client.Config{})
+	evs, err := collect(c.SendStreamingMessage(t.Context(), sendReq("hi")))
+	if len(evs) != 1 || evs[0].ID != "" {
+		t.Errorf("events %+v, want the task without an id", evs)
+	}
+	if !errors.Is(err, client.ErrStreamCut) {
+		t.Errorf("error %v, want the cut, not resumed", err)
 	}
 }
