@@ -7,8 +7,9 @@ import (
 )
 
 // What a library user links by importing a public package: only what that
-// package needs. The A2A client works without Hertz, NATS or Kitex, the ADK
-// without Hertz, NATS, A2A or Kitex; the NATS server comes only with
+// package needs. The A2A client works without Hertz, NATS or Kitex, its gRPC
+// binding (a2a/grpcclient) without Hertz or NATS, the ADK without Hertz,
+// NATS, A2A or Kitex; the NATS server comes only with
 // natsstore/embedded, and the peer SDKs the interop tests and benchmarks
 // compare with (a2a-go) only with the modules of those.
 func TestDependencies(t *testing.T) {
@@ -23,11 +24,13 @@ func TestDependencies(t *testing.T) {
 	everywhere := []string{natsServer, a2ago}
 	forbidden := map[string][]string{
 		"github.com/a2amesh/a2amesh/a2a/client": append([]string{hertz, nats, kitex}, everywhere...),
-		"github.com/a2amesh/a2amesh/adk":        append([]string{hertz, nats, a2a, kitex}, everywhere...),
-		"github.com/a2amesh/a2amesh/natsstore":  append([]string{kitex}, everywhere...),
-		"github.com/a2amesh/a2amesh/bridge":     everywhere,
-		"github.com/a2amesh/a2amesh/gateway":    everywhere,
-		"github.com/a2amesh/a2amesh/serve":      everywhere,
+		// gRPC for the client: Kitex, and still neither Hertz nor NATS.
+		"github.com/a2amesh/a2amesh/a2a/grpcclient": append([]string{hertz, nats}, everywhere...),
+		"github.com/a2amesh/a2amesh/adk":            append([]string{hertz, nats, a2a, kitex}, everywhere...),
+		"github.com/a2amesh/a2amesh/natsstore":      append([]string{kitex}, everywhere...),
+		"github.com/a2amesh/a2amesh/bridge":         everywhere,
+		"github.com/a2amesh/a2amesh/gateway":        everywhere,
+		"github.com/a2amesh/a2amesh/serve":          everywhere,
 	}
 	args := []string{"list", "-f", `{{.ImportPath}} {{join .Deps " "}}`}
 	for pkg := range forbidden {

@@ -21,8 +21,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
@@ -189,9 +191,15 @@ func freeAddr(t *testing.T) string {
 }
 
 // mesh is a set of service processes sharing a NATS server and a data
-// directory.
+// directory, whose hops (the gateway's calls to the agents, the agents'
+// calls to each other, the test's calls to the gateway) use one binding.
 type mesh struct {
 	t    *testing.T
+	hops string // the binding of every hop, as cards name it
+	// grpc is the gRPC address of each process listening on a fixed
+	// address, so that a process restarted there serves gRPC where its
+	// callers' cards say.
+	grpc map[string]string
 	nats string
 	dir  string
 	// e is the NATS server, nil while stopped.
@@ -199,9 +207,23 @@ type mesh struct {
 	port int
 }
 
-func newMesh(t *testing.T) *mesh {
+// hopBindings are the bindings the mesh scenarios run over: every hop on
+// JSON-RPC, then every hop on gRPC.
+var hopBindings = []string{a2a.BindingJSONRPC, a2a.BindingGRPC}
+
+// overEveryBinding runs a mesh scenario once per hop binding.
+func overEveryBinding(t *testing.T, scenario func(t *testing.T, m *mesh)) {
+	for _, b := range hopBindings {
+		t.Run(b, func(t *testing.T) { scenario(t, newMeshOver(t, b)) })
+	}
+}
+
+// newMesh is a mesh whose hops are on JSON-RPC.
+func newMesh(t *testing.T) *mesh { return newMeshOver(t, a2a.BindingJSONRPC) }
+
+func newMeshOver(t *testing.T, hops string) *mesh {
 	t.Helper()
-	m := &mesh{t: t, dir: t.TempDir(), port: -1}
+	m := &mesh{t: t, hops: hops, grpc: map[string]string{}, dir: t.TempDir(), port: -1}
 	m.startNATS()
 	m.nats = m.e.URL()
 	m.port = m.e.Port()
@@ -236,6 +258,16 @@ func (m *mesh) args(addr string, extra ...string) []string {
 	if !slices.Contains(extra, "--state") {
 		args = append(args, "--state", "memory", "--data-dir", m.dir)
 	}
+	if m.hops == a2a.BindingGRPC {
+		g := "127.0.0.1:0"
+		if !strings.HasSuffix(addr, ":0") {
+			if m.grpc[addr] == "" {
+				m.grpc[addr] = freeAddr(m.t)
+			}
+			g = m.grpc[addr]
+		}
+		args = append(args, "--grpc-addr", g, "--hop-bindings", a2a.BindingGRPC)
+	}
 	return append(args, extra...)
 }
 
@@ -263,14 +295,22 @@ func (m *mesh) gatewayAt(addr, topology string) (*process, string) {
 	return start(m.t, "gateway", append([]string{"gateway"}, m.args(addr, "--topology", path)...)...)
 }
 
-// remote is the gateway as an ADK agent, for a caller-side Runner.
-func remote(t *testing.T, url string) *bridge.RemoteAgent {
-	t.Helper()
-	r, err := bridge.NewRemoteAgent(context.Background(), bridge.RemoteConfig{URL: url})
+// remote is the gateway as an ADK agent, for a caller-side Runner, called
+// over the mesh's hop binding.
+func (m *mesh) remote(url string) *bridge.RemoteAgent {
+	m.t.Helper()
+	bindings, err := gateway.ParseBindings(m.hops)
 	if err != nil {
-		t.Fatal(err)
+		m.t.Fatal(err)
 	}
-	t.Cleanup(r.Client().CloseIdleConnections)
+	r, err := bridge.NewRemoteAgent(context.Background(), bridge.RemoteConfig{URL: url, Bindings: bindings})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if got := r.Client().Binding(); got != m.hops {
+		m.t.Fatalf("the caller reaches %s over %s, want %s", url, got, m.hops)
+	}
+	m.t.Cleanup(func() { r.Client().Close() })
 	return r
 }
 

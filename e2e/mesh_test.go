@@ -22,8 +22,9 @@ import (
 
 // The seed scenarios across processes, with the offline model.
 
-func TestRouterToWeatherAndTheFailedRoute(t *testing.T) {
-	m := newMesh(t)
+func TestRouterToWeatherAndTheFailedRoute(t *testing.T) { overEveryBinding(t, testRouterToWeatherAndTheFailedRoute) }
+
+func testRouterToWeatherAndTheFailedRoute(t *testing.T, m *mesh) {
 	_, router := m.service("router")
 	_, weather := m.service("weather")
 	_, chat := m.service("chat")
@@ -35,7 +36,7 @@ entry: {agent: router, subAgents: [{agent: weather}, {agent: chat}]}
 `, router, weather, chat))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, gw)})
+	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: m.remote(gw)})
 	const offline = "the weather service is offline (no endpoint is configured), so the weather in Beijing is unknown"
 	adktest.Expect(t, adktest.Drain(t, r.Query(ctx, "What's the weather in Beijing?")),
 		`RouterAgent [Mesh] calls transfer_to_agent{"agent_name":"WeatherAgent"}`,
@@ -139,8 +140,9 @@ func eventsOn(t *testing.T, ctx context.Context, m *mesh, agents map[string]stri
 	t.Logf("NATS holds the %d events of the %d tasks, as their agents logged them", total, len(want))
 }
 
-func TestSupervisorReportAcrossProcesses(t *testing.T) {
-	m := newMesh(t)
+func TestSupervisorReportAcrossProcesses(t *testing.T) { overEveryBinding(t, testSupervisorReportAcrossProcesses) }
+
+func testSupervisorReportAcrossProcesses(t *testing.T, m *mesh) {
 	_, research := m.service("research")
 	_, writer := m.service("writer")
 	_, sup := m.service("supervisor", "--research-url", research, "--writer-url", writer)
@@ -152,7 +154,7 @@ entry: {agent: supervisor}
 `, sup))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, gw)}).Query(ctx, "Research checkpoints and write a report"))
+	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: m.remote(gw)}).Query(ctx, "Research checkpoints and write a report"))
 	want := []string{"SupervisorAgent->ResearchAgent", "ResearchAgent->SupervisorAgent", "SupervisorAgent->WriterAgent", "WriterAgent->SupervisorAgent"}
 	if got := transfers(evs); !slices.Equal(got, want) {
 		t.Fatalf("transfers %v in\n  %s", got, strings.Join(adktest.DescribeAll(evs), "\n  "))
@@ -171,8 +173,9 @@ entry: {agent: supervisor}
 	}
 }
 
-func TestPlanExecuteWithARemoteExecutor(t *testing.T) {
-	m := newMesh(t)
+func TestPlanExecuteWithARemoteExecutor(t *testing.T) { overEveryBinding(t, testPlanExecuteWithARemoteExecutor) }
+
+func testPlanExecuteWithARemoteExecutor(t *testing.T, m *mesh) {
 	_, math := m.service("math")
 	_, gw := m.gateway(fmt.Sprintf(`
 version: 1
@@ -182,7 +185,7 @@ entry: {planExecute: {name: TripPlanner, executor: {agent: math}, maxIterations:
 `, math))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, gw)}).Query(ctx, "Plan: calculate 2 + 3, then calculate 4 * 5"))
+	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: m.remote(gw)}).Query(ctx, "Plan: calculate 2 + 3, then calculate 4 * 5"))
 	var calls []string
 	for _, ev := range evs {
 		if ev.Err != nil {
@@ -203,8 +206,9 @@ entry: {planExecute: {name: TripPlanner, executor: {agent: math}, maxIterations:
 	}
 }
 
-func TestSequentialAndParallelOverRemoteAgents(t *testing.T) {
-	m := newMesh(t)
+func TestSequentialAndParallelOverRemoteAgents(t *testing.T) { overEveryBinding(t, testSequentialAndParallelOverRemoteAgents) }
+
+func testSequentialAndParallelOverRemoteAgents(t *testing.T, m *mesh) {
 	_, research := m.service("research")
 	_, writer := m.service("writer")
 	_, weather := m.service("weather")
@@ -222,14 +226,14 @@ entry: {parallel: {name: Both, steps: [{agent: weather}, {agent: math}]}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, seq)}).Query(ctx, "Research the gateway"))
+	evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: m.remote(seq)}).Query(ctx, "Research the gateway"))
 	last := evs[len(evs)-1]
 	if last.AgentName != "WriterAgent" || !slices.Equal(last.RunPath, []adk.RunStep{{AgentName: "Mesh"}, {AgentName: "ResearchAgent"}, {AgentName: "WriterAgent"}}) ||
 		!strings.Contains(last.Output.MessageOutput.Message.Content, "Building on what ResearchAgent said") {
 		t.Fatalf("the writer did not build on the research:\n  %s", strings.Join(adktest.DescribeAll(evs), "\n  "))
 	}
 
-	evs = adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: remote(t, par)}).Query(ctx, "Calculate 6 * 7 in Paris"))
+	evs = adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: m.remote(par)}).Query(ctx, "Calculate 6 * 7 in Paris"))
 	var answers []string
 	for _, ev := range evs {
 		if ev.Output != nil && ev.Output.MessageOutput.Role == "assistant" && ev.Output.MessageOutput.Message.Content != "" {
@@ -245,8 +249,9 @@ entry: {parallel: {name: Both, steps: [{agent: weather}, {agent: math}]}}
 // An interrupt in a remote worker is resumed through the gateway, even after
 // the gateway and then the worker restarted (their tasks were in memory,
 // their checkpoints on disk).
-func TestInterruptResumedThroughTheGatewayAfterRestarts(t *testing.T) {
-	m := newMesh(t)
+func TestInterruptResumedThroughTheGatewayAfterRestarts(t *testing.T) { overEveryBinding(t, testInterruptResumedThroughTheGatewayAfterRestarts) }
+
+func testInterruptResumedThroughTheGatewayAfterRestarts(t *testing.T, m *mesh) {
 	_, router := m.service("router")
 	writerAddr, gwAddr := freeAddr(t), freeAddr(t)
 	writerProc, writer := m.serviceAt("writer", writerAddr)
@@ -264,7 +269,7 @@ entry: {agent: router, subAgents: [{agent: writer}]}
 	if err != nil {
 		t.Fatal(err)
 	}
-	caller := remote(t, gw)
+	caller := m.remote(gw)
 	r := adk.NewRunner(ctx, adk.RunnerConfig{Agent: caller, CheckPointStore: store})
 	evs := adktest.Drain(t, r.Query(ctx, "Ask me who the report is for, then write it", adk.WithCheckPointID("task-1")))
 	info := adktest.Interrupted(t, evs)
@@ -375,8 +380,9 @@ func finalState(evs []client.Event) (a2a.TaskState, string) {
 }
 
 // Cancel at the gateway ends the remote tasks CANCELED.
-func TestCancelAtTheGateway(t *testing.T) {
-	m := newMesh(t)
+func TestCancelAtTheGateway(t *testing.T) { overEveryBinding(t, testCancelAtTheGateway) }
+
+func testCancelAtTheGateway(t *testing.T, m *mesh) {
 	endpoint, asked := slowWeather(t)
 	_, router := m.service("router")
 	_, weather := m.service("weather", "--weather-endpoint", endpoint)
@@ -419,8 +425,9 @@ entry: {agent: router, subAgents: [{agent: weather}]}
 }
 
 // A worker killed mid-stream is a clear failure, in bounded time.
-func TestWorkerKilledMidStream(t *testing.T) {
-	m := newMesh(t)
+func TestWorkerKilledMidStream(t *testing.T) { overEveryBinding(t, testWorkerKilledMidStream) }
+
+func testWorkerKilledMidStream(t *testing.T, m *mesh) {
 	endpoint, asked := slowWeather(t)
 	_, router := m.service("router")
 	weatherProc, weather := m.service("weather", "--weather-endpoint", endpoint)

@@ -134,7 +134,7 @@ func TestRouting(t *testing.T) {
 		topology = strings.ReplaceAll(topology, at, url)
 	}
 	_, gw := m.gateway(topology)
-	mesh := remote(t, gw)
+	mesh := m.remote(gw)
 
 	agents := map[string]bool{}
 	for _, row := range routingRows {

@@ -320,9 +320,9 @@ func cardLocation(agentURL string) (*url.URL, error) {
 // ErrOriginRefused, unless cfg.AllowedOrigins admits it, since whoever
 // serves the card could otherwise send the client's requests, and their
 // credentials, anywhere. A relative interface URL is resolved against the
-// card's URL. An interface whose URL is a bare host:port (gRPC's) is
-// trusted on the card's host, whatever its port, since one server cannot
-// serve gRPC and HTTP/1.1 on one port; elsewhere it needs AllowedOrigins
+// card's URL. An interface whose URL is a bare host:port or
+// grpc://host:port (gRPC's) is trusted on the card's host, whatever its
+// port, since one server cannot serve gRPC and HTTP/1.1 on one port; elsewhere it needs AllowedOrigins
 // to name it as http://host:port (or https://). To trust a card wholly,
 // pass it to NewFromCard.
 func New(ctx context.Context, agentURL string, cfg Config) (*Client, error) {
@@ -401,10 +401,10 @@ func parseOrigins(entries []string) (map[string]bool, error) {
 
 // interfaceURL returns the endpoint of the card's chosen interface: its
 // URL resolved against the card's, if its origin is the card's or
-// allowed; a bare host:port (gRPC) as it is, if its host is the card's or
-// its origin allowed.
+// allowed; a bare host:port or grpc://host:port (gRPC) as it is, if its
+// host is the card's or its origin allowed.
 func interfaceURL(cardURL *url.URL, iface *a2a.AgentInterface, allowed map[string]bool) (string, error) {
-	if host, port, err := net.SplitHostPort(iface.URL); err == nil && !strings.Contains(iface.URL, "/") {
+	if host, port, ok := grpcHostPort(iface.URL); ok {
 		h := strings.TrimSuffix(strings.ToLower(host), ".")
 		if h == strings.TrimSuffix(strings.ToLower(cardURL.Hostname()), ".") ||
 			allowed["http://"+net.JoinHostPort(h, port)] || allowed["https://"+net.JoinHostPort(h, port)] {
@@ -424,6 +424,17 @@ func interfaceURL(cardURL *url.URL, iface *a2a.AgentInterface, allowed map[strin
 			"or allow %s explicitly (Config.AllowedOrigins)", cardURL, iface.ProtocolBinding, iface.ProtocolVersion, u.Redacted(), o)}
 	}
 	return u.String(), nil
+}
+
+// grpcHostPort splits an interface URL of the forms gRPC interfaces take:
+// host:port, grpc://host:port.
+func grpcHostPort(u string) (host, port string, ok bool) {
+	hp := strings.TrimSuffix(strings.TrimPrefix(u, "grpc://"), "/")
+	if strings.ContainsAny(hp, "/?#@") {
+		return "", "", false
+	}
+	host, port, err := net.SplitHostPort(hp)
+	return host, port, err == nil
 }
 
 // NewFromCard returns a client for one of the card's interfaces: of the

@@ -8,7 +8,10 @@
 // specification's mapping (§5.4) and, for A2A errors, a
 // google.rpc.ErrorInfo detail in the domain "a2a-protocol.org". The
 // metadata keys a2a-version and a2a-extensions play the part of the HTTP
-// headers A2A-Version and A2A-Extensions.
+// headers A2A-Version and A2A-Extensions; a2amesh-first-event-id and
+// last-event-id that of SSE's event ids, so that a client resumes a cut
+// stream as over SSE. The server accepts HTTP/2 keepalive pings every 5
+// seconds (KeepaliveMinTime).
 package grpcserver
 
 import (
@@ -18,10 +21,12 @@ import (
 	"iter"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cloudwego/kitex/pkg/endpoint"
+	kgrpc "github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/grpc"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
 	"github.com/cloudwego/kitex/pkg/streaming"
 	kserver "github.com/cloudwego/kitex/server"
@@ -29,6 +34,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
@@ -36,11 +42,30 @@ import (
 )
 
 // Metadata keys of the binding: the gRPC counterparts of the A2A-Version
-// and A2A-Extensions HTTP headers.
+// and A2A-Extensions HTTP headers, and of SSE's event ids (a2amesh's own:
+// gRPC has no event ids). A streaming RPC's response header
+// FirstEventIDKey is the sequence number of its first event, the events
+// after it numbered one by one; SubscribeToTask's request metadata
+// LastEventIDKey asks for the events after that one, as the Last-Event-ID
+// header does on the JSON bindings.
 const (
-	VersionKey    = "a2a-version"
-	ExtensionsKey = "a2a-extensions"
+	VersionKey      = pbconv.VersionKey
+	ExtensionsKey   = pbconv.ExtensionsKey
+	FirstEventIDKey = pbconv.FirstEventIDKey
+	LastEventIDKey  = pbconv.LastEventIDKey
 )
+
+// KeepaliveMinTime is how often the server accepts an HTTP/2 keepalive
+// ping from a client, with or without calls in progress. A
+// client on a stream that stays silent (an agent waiting on a slow model)
+// tells a live server from a hung one by its pings: a2a/grpcclient pings
+// every StreamIdleTimeout/2, at least 10 s apart (Kitex's floor). A grpc-go
+// or Kitex server's default policy, one ping per 5 minutes, answers more
+// frequent pings on a silent connection with GOAWAY (too_many_pings) after
+// two strikes and closes it; such a server's clients see their silent
+// streams cut (and resumed). Config.Options may set another policy
+// (server.WithGRPCKeepaliveEnforcementPolicy).
+const KeepaliveMinTime = 5 * time.Second
 
 // Config configures a Server. Its zero value is a working default.
 type Config struct {
@@ -96,6 +121,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// instead of prutal. Of Kitex's send middlewares only this
 		// (deprecated) one sees the gRPC transport's messages.
 		kserver.WithSendMiddleware(s.encodeWithPBWire),
+		kserver.WithGRPCKeepaliveEnforcementPolicy(kgrpc.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 	}, s.opts...)
 	svr := a2aservice.NewServer(s, opts...) // Kitex wants the handler as a pointer
 	ran := make(chan error, 1)
@@ -207,12 +233,31 @@ func noErr[A, B any](f func(A) B) func(A) (B, error) {
 // stream sends a streaming RPC's events as the Handler yields them. An
 // error ends the stream with its status. A client that goes away ends the
 // stream too; the task goes on, and the client can subscribe again.
-func (s *Server) stream(method string, events iter.Seq2[eventlog.Entry, error], send func(*a2apb.StreamResponse) error) error {
+//
+// The response header FirstEventIDKey numbers the events: first, when not
+// 0, is the first event's sequence number known before the Handler yields
+// it, and goes out at once, so that a client waiting for a slow first
+// event hears from the server; otherwise the first event's own goes with
+// it. A direct message reply has none.
+func (s *Server) stream(method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error], send func(*a2apb.StreamResponse) error) error {
+	headed := first > 0
+	if headed {
+		if err := st.SendHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(first, 10))); err != nil {
+			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
+			return err
+		}
+	}
 	for e, err := range events {
 		if err != nil {
 			return statusError(s.log, method, err)
 		}
-		item, err := eventToPB(e.Event)
+		if !headed && e.Seq > 0 {
+			if err := st.SetHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(e.Seq, 10))); err != nil {
+				return statusError(s.log, method, fmt.Errorf("set the response header: %w", err))
+			}
+		}
+		headed = true
+		item, err := pbconv.EventToPB(e.Event)
 		if err != nil {
 			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
 		}
@@ -226,7 +271,7 @@ func (s *Server) stream(method string, events iter.Seq2[eventlog.Entry, error], 
 
 // SendMessage implements a2apb.A2AService.
 func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
-	return unary(s, ctx, "SendMessage", req, sendRequestFromPB, s.h.SendMessage, sendResponseToPB)
+	return unary(s, ctx, "SendMessage", req, pbconv.SendRequestFromPB, s.h.SendMessage, pbconv.SendResponseToPB)
 }
 
 // SendStreamingMessage implements a2apb.A2AService.
@@ -236,48 +281,66 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 	if err != nil {
 		return statusError(s.log, method, err)
 	}
-	r, err := sendRequestFromPB(req)
+	r, err := pbconv.SendRequestFromPB(req)
 	if err != nil {
 		return statusError(s.log, method, invalid(err))
 	}
-	return s.stream(method, s.h.SendStreamingMessage(ctx, r), stream.Send)
+	// A new task's events are numbered from 1: say so before the agent
+	// produces the first, which may take long.
+	var first uint64
+	if r.Message != nil && r.Message.TaskID == "" {
+		first = 1
+	}
+	return s.stream(method, stream, first, s.h.SendStreamingMessage(ctx, r), stream.Send)
 }
 
-// SubscribeToTask implements a2apb.A2AService. It starts with the task's
-// current snapshot; gRPC has no counterpart of SSE's Last-Event-ID.
+// SubscribeToTask implements a2apb.A2AService. Without LastEventIDKey in
+// the request metadata it starts with the task's current snapshot; with
+// it, it continues after that event, as the Last-Event-ID header does on
+// the JSON bindings.
 func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb.A2AService_SubscribeToTaskServer) error {
 	const method = "SubscribeToTask"
 	ctx, err := begin(stream.Context())
 	if err != nil {
 		return statusError(s.log, method, err)
 	}
+	var lastEventID string
+	if md, _ := metadata.FromIncomingContext(stream.Context()); len(md.Get(LastEventIDKey)) > 0 {
+		lastEventID = md.Get(LastEventIDKey)[0]
+	}
+	// After event N comes N+1: the header can go before it, which may
+	// be long in coming.
+	var first uint64
+	if n, err := strconv.ParseUint(strings.TrimSpace(lastEventID), 10, 64); err == nil {
+		first = n + 1
+	}
 	r := &a2a.SubscribeToTaskRequest{Tenant: req.Tenant, ID: req.Id}
-	return s.stream(method, s.h.SubscribeToTask(ctx, r, ""), stream.Send)
+	return s.stream(method, stream, first, s.h.SubscribeToTask(ctx, r, lastEventID), stream.Send)
 }
 
 // GetTask implements a2apb.A2AService.
 func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
 	return unary(s, ctx, "GetTask", req, noErr(func(r *a2apb.GetTaskRequest) *a2a.GetTaskRequest {
-		return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: intPtrFromPB(r.HistoryLength)}
-	}), s.h.GetTask, taskToPB)
+		return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: pbconv.IntPtrFromPB(r.HistoryLength)}
+	}), s.h.GetTask, pbconv.TaskToPB)
 }
 
 // ListTasks implements a2apb.A2AService.
 func (s *Server) ListTasks(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
-	return unary(s, ctx, "ListTasks", req, listTasksRequestFromPB, s.h.ListTasks, listTasksResponseToPB)
+	return unary(s, ctx, "ListTasks", req, pbconv.ListTasksRequestFromPB, s.h.ListTasks, pbconv.ListTasksResponseToPB)
 }
 
 // CancelTask implements a2apb.A2AService.
 func (s *Server) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
 	return unary(s, ctx, "CancelTask", req, noErr(func(r *a2apb.CancelTaskRequest) *a2a.CancelTaskRequest {
-		return &a2a.CancelTaskRequest{Tenant: r.Tenant, ID: r.Id, Metadata: structFromPB(r.Metadata)}
-	}), s.h.CancelTask, taskToPB)
+		return &a2a.CancelTaskRequest{Tenant: r.Tenant, ID: r.Id, Metadata: pbconv.StructFromPB(r.Metadata)}
+	}), s.h.CancelTask, pbconv.TaskToPB)
 }
 
 // CreateTaskPushNotificationConfig implements a2apb.A2AService.
 func (s *Server) CreateTaskPushNotificationConfig(ctx context.Context, req *a2apb.TaskPushNotificationConfig) (*a2apb.TaskPushNotificationConfig, error) {
-	return unary(s, ctx, "CreateTaskPushNotificationConfig", req, noErr(pushConfigFromPB),
-		s.h.CreateTaskPushNotificationConfig, noErr(pushConfigToPB))
+	return unary(s, ctx, "CreateTaskPushNotificationConfig", req, noErr(pbconv.PushConfigFromPB),
+		s.h.CreateTaskPushNotificationConfig, noErr(pbconv.PushConfigToPB))
 }
 
 // GetTaskPushNotificationConfig implements a2apb.A2AService.
@@ -285,7 +348,7 @@ func (s *Server) GetTaskPushNotificationConfig(ctx context.Context, req *a2apb.G
 	return unary(s, ctx, "GetTaskPushNotificationConfig", req,
 		noErr(func(r *a2apb.GetTaskPushNotificationConfigRequest) *a2a.GetTaskPushNotificationConfigRequest {
 			return &a2a.GetTaskPushNotificationConfigRequest{Tenant: r.Tenant, TaskID: r.TaskId, ID: r.Id}
-		}), s.h.GetTaskPushNotificationConfig, noErr(pushConfigToPB))
+		}), s.h.GetTaskPushNotificationConfig, noErr(pbconv.PushConfigToPB))
 }
 
 // ListTaskPushNotificationConfigs implements a2apb.A2AService.
@@ -293,7 +356,7 @@ func (s *Server) ListTaskPushNotificationConfigs(ctx context.Context, req *a2apb
 	return unary(s, ctx, "ListTaskPushNotificationConfigs", req,
 		noErr(func(r *a2apb.ListTaskPushNotificationConfigsRequest) *a2a.ListTaskPushNotificationConfigsRequest {
 			return &a2a.ListTaskPushNotificationConfigsRequest{Tenant: r.Tenant, TaskID: r.TaskId, PageSize: int(r.PageSize), PageToken: r.PageToken}
-		}), s.h.ListTaskPushNotificationConfigs, noErr(listPushConfigsResponseToPB))
+		}), s.h.ListTaskPushNotificationConfigs, noErr(pbconv.ListPushConfigsResponseToPB))
 }
 
 // DeleteTaskPushNotificationConfig implements a2apb.A2AService.
@@ -311,5 +374,5 @@ func (s *Server) GetExtendedAgentCard(ctx context.Context, req *a2apb.GetExtende
 	return unary(s, ctx, "GetExtendedAgentCard", req,
 		noErr(func(r *a2apb.GetExtendedAgentCardRequest) *a2a.GetExtendedAgentCardRequest {
 			return &a2a.GetExtendedAgentCardRequest{Tenant: r.Tenant}
-		}), s.h.GetExtendedAgentCard, cardToPB)
+		}), s.h.GetExtendedAgentCard, pbconv.CardToPB)
 }

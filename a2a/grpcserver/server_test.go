@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
@@ -117,7 +120,7 @@ func recvAll(t *testing.T, recv func() (*a2apb.StreamResponse, error)) []a2a.Eve
 		if err != nil {
 			t.Fatalf("recv after %d events: %v", len(evs), err)
 		}
-		ev, err := eventFromPB(item)
+		ev, err := pbconv.EventFromPB(item)
 		if err != nil {
 			t.Fatalf("event %d: %v", len(evs), err)
 		}
@@ -158,7 +161,7 @@ func TestSendMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, err := taskFromPB(resp.GetTask())
+	task, err := pbconv.TaskFromPB(resp.GetTask())
 	if err != nil || task == nil {
 		t.Fatalf("response %v is not a task (%v)", resp, err)
 	}
@@ -426,7 +429,86 @@ func TestGetExtendedAgentCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cardFromPB(got); c.Description != ext.Description || c.Name != ext.Name || len(c.Skills) != 1 {
+	if c := pbconv.CardFromPB(got); c.Description != ext.Description || c.Name != ext.Name || len(c.Skills) != 1 {
 		t.Errorf("card %+v, want the extended card", c)
 	}
+}
+
+// headerID returns a stream's FirstEventIDKey response header.
+func headerID(t *testing.T, header func() (metadata.MD, error)) string {
+	t.Helper()
+	md, err := header()
+	if err != nil {
+		t.Fatalf("response header: %v", err)
+	}
+	if vs := md.Get(FirstEventIDKey); len(vs) == 1 {
+		return vs[0]
+	}
+	t.Fatalf("response header %v has no single %s", md, FirstEventIDKey)
+	return ""
+}
+
+// The streams number their events with the response header
+// FirstEventIDKey, and SubscribeToTask continues after LastEventIDKey: a
+// task's events from 1, one by one, the same on every stream.
+func TestStreamEventIDs(t *testing.T) {
+	cli := serve(t, server.Config{})
+	stream, err := cli.SendStreamingMessage(t.Context(), sendReq("numbered events", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := headerID(t, stream.Header); id != "1" {
+		t.Errorf("a new task's first event is %s, want 1", id)
+	}
+	all := recvAll(t, stream.Recv)
+	taskID, _ := all[0].TaskIDs()
+	for _, after := range []int{0, 2, len(all) - 1} {
+		ctx := metadata.AppendToOutgoingContext(t.Context(), LastEventIDKey, strconv.Itoa(after))
+		sub, err := cli.SubscribeToTask(ctx, &a2apb.SubscribeToTaskRequest{Id: taskID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := headerID(t, sub.Header); id != strconv.Itoa(after+1) {
+			t.Errorf("after event %d, the first is %s", after, id)
+		}
+		if got := recvAll(t, sub.Recv); !reflect.DeepEqual(got, all[after:]) {
+			t.Errorf("after event %d: %d events, want the %d after it", after, len(got), len(all)-after)
+		}
+	}
+
+	// Without one, the snapshot of a running task carries the number of
+	// the task's latest event.
+	slow := serve(t, server.Config{Executor: &echo.Executor{SlowChunks: 6, SlowInterval: 30 * time.Millisecond}})
+	resp, err := slow.SendMessage(t.Context(), sendReq("slow: one two three", &a2apb.SendMessageConfiguration{ReturnImmediately: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskID = resp.GetTask().GetId()
+	sub, err := slow.SubscribeToTask(t.Context(), &a2apb.SubscribeToTaskRequest{Id: taskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := strconv.Atoi(headerID(t, sub.Header))
+	if err != nil || first < 1 {
+		t.Fatalf("first event id %d (%v)", first, err)
+	}
+	evs := recvAll(t, sub.Recv)
+	last := first + len(evs) - 1
+	ctx := metadata.AppendToOutgoingContext(t.Context(), LastEventIDKey, strconv.Itoa(last-1))
+	again, err := slow.SubscribeToTask(ctx, &a2apb.SubscribeToTaskRequest{Id: taskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recvAll(t, again.Recv); len(got) != 1 || !reflect.DeepEqual(got[0], evs[len(evs)-1]) {
+		t.Errorf("after event %d: %v, want the last event %v alone", last-1, got, evs[len(evs)-1])
+	}
+
+	// A Last-Event-ID that is not one of the task's is refused.
+	ctx = metadata.AppendToOutgoingContext(t.Context(), LastEventIDKey, "99999")
+	bad, err := slow.SubscribeToTask(ctx, &a2apb.SubscribeToTaskRequest{Id: taskID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bad.Recv()
+	wantStatus(t, err, codes.InvalidArgument, "")
 }

@@ -1,4 +1,8 @@
-package grpcserver
+// Package pbconv converts between the a2a data model and the wire forms of
+// the gRPC binding: the protobuf messages generated in proto/a2apb, and
+// gRPC statuses. The binding's server (a2a/grpcserver) and client
+// (a2a/grpcclient) share it, so that what one encodes the other decodes.
+package pbconv
 
 import (
 	"encoding/json"
@@ -26,8 +30,8 @@ import (
 
 // --- metadata and data ---
 
-// structToPB returns m as a Struct; nil for a nil map.
-func structToPB(m map[string]any) (*structpb.Struct, error) {
+// StructToPB returns m as a Struct; nil for a nil map.
+func StructToPB(m map[string]any) (*structpb.Struct, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -48,8 +52,8 @@ func structToPB(m map[string]any) (*structpb.Struct, error) {
 	return s, nil
 }
 
-// structFromPB returns s as a map; nil for a nil Struct.
-func structFromPB(s *structpb.Struct) map[string]any {
+// StructFromPB returns s as a map; nil for a nil Struct.
+func StructFromPB(s *structpb.Struct) map[string]any {
 	if s == nil {
 		return nil
 	}
@@ -92,7 +96,7 @@ func timeFromPB(ts *timestamppb.Timestamp) time.Time {
 	return ts.AsTime()
 }
 
-func intPtrFromPB(n *int32) *int {
+func IntPtrFromPB(n *int32) *int {
 	if n == nil {
 		return nil
 	}
@@ -100,7 +104,7 @@ func intPtrFromPB(n *int32) *int {
 	return &v
 }
 
-func intPtrToPB(n *int) *int32 {
+func IntPtrToPB(n *int) *int32 {
 	if n == nil {
 		return nil
 	}
@@ -159,7 +163,7 @@ func stateFromPB(s a2apb.TaskState) (a2a.TaskState, error) {
 // --- parts, messages, artifacts ---
 
 func partToPB(p *a2a.Part) (*a2apb.Part, error) {
-	md, err := structToPB(p.Metadata)
+	md, err := StructToPB(p.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -181,11 +185,16 @@ func partToPB(p *a2a.Part) (*a2apb.Part, error) {
 	return out, nil
 }
 
-func partFromPB(p *a2apb.Part) (a2a.Part, error) {
+// partFromPB reads a part. In a server's answer (answer), a part without
+// content is an empty text part: prutal (v0.1.3), the protobuf codec of
+// Kitex's generated code, omits a oneof member that holds its zero value,
+// so an empty text reaches the peer so. In a request the part is refused,
+// as the JSON bindings refuse it.
+func partFromPB(p *a2apb.Part, answer bool) (a2a.Part, error) {
 	if p == nil {
 		return a2a.Part{}, fmt.Errorf("part is null")
 	}
-	out := a2a.Part{Filename: p.Filename, MediaType: p.MediaType, Metadata: structFromPB(p.Metadata)}
+	out := a2a.Part{Filename: p.Filename, MediaType: p.MediaType, Metadata: StructFromPB(p.Metadata)}
 	switch c := p.Content.(type) {
 	case *a2apb.Part_Text:
 		out.Text = c.Text
@@ -206,7 +215,9 @@ func partFromPB(p *a2apb.Part) (a2a.Part, error) {
 		}
 		out.Data = raw
 	default:
-		return a2a.Part{}, fmt.Errorf("part has no content: want one of text, raw, url, data")
+		if !answer {
+			return a2a.Part{}, fmt.Errorf("part has no content: want one of text, raw, url, data")
+		}
 	}
 	return out, nil
 }
@@ -226,13 +237,13 @@ func partsToPB(ps []a2a.Part) ([]*a2apb.Part, error) {
 	return out, nil
 }
 
-func partsFromPB(ps []*a2apb.Part) ([]a2a.Part, error) {
+func partsFromPB(ps []*a2apb.Part, answer bool) ([]a2a.Part, error) {
 	if ps == nil {
 		return nil, nil
 	}
 	out := make([]a2a.Part, len(ps))
 	for i, p := range ps {
-		v, err := partFromPB(p)
+		v, err := partFromPB(p, answer)
 		if err != nil {
 			return nil, fmt.Errorf("parts[%d].%w", i, err)
 		}
@@ -249,7 +260,7 @@ func messageToPB(m *a2a.Message) (*a2apb.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	md, err := structToPB(m.Metadata)
+	md, err := StructToPB(m.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +271,8 @@ func messageToPB(m *a2a.Message) (*a2apb.Message, error) {
 	}, nil
 }
 
-func messageFromPB(m *a2apb.Message) (*a2a.Message, error) {
+// messageFromPB reads a message, of a server's answer or not (partFromPB).
+func messageFromPB(m *a2apb.Message, answer bool) (*a2a.Message, error) {
 	if m == nil {
 		return nil, nil
 	}
@@ -268,13 +280,13 @@ func messageFromPB(m *a2apb.Message) (*a2a.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("role: %w", err)
 	}
-	parts, err := partsFromPB(m.Parts)
+	parts, err := partsFromPB(m.Parts, answer)
 	if err != nil {
 		return nil, err
 	}
 	return &a2a.Message{
 		MessageID: m.MessageId, ContextID: m.ContextId, TaskID: m.TaskId,
-		Role: role, Parts: parts, Metadata: structFromPB(m.Metadata),
+		Role: role, Parts: parts, Metadata: StructFromPB(m.Metadata),
 		Extensions: m.Extensions, ReferenceTaskIDs: m.ReferenceTaskIds,
 	}, nil
 }
@@ -284,7 +296,7 @@ func artifactToPB(a *a2a.Artifact) (*a2apb.Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	md, err := structToPB(a.Metadata)
+	md, err := StructToPB(a.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -298,13 +310,13 @@ func artifactFromPB(a *a2apb.Artifact) (a2a.Artifact, error) {
 	if a == nil {
 		return a2a.Artifact{}, nil
 	}
-	parts, err := partsFromPB(a.Parts)
+	parts, err := partsFromPB(a.Parts, true)
 	if err != nil {
 		return a2a.Artifact{}, err
 	}
 	return a2a.Artifact{
 		ArtifactID: a.ArtifactId, Name: a.Name, Description: a.Description,
-		Parts: parts, Metadata: structFromPB(a.Metadata), Extensions: a.Extensions,
+		Parts: parts, Metadata: StructFromPB(a.Metadata), Extensions: a.Extensions,
 	}, nil
 }
 
@@ -326,14 +338,14 @@ func statusFromPB(s *a2apb.TaskStatus) (a2a.TaskStatus, error) {
 	if err != nil {
 		return a2a.TaskStatus{}, fmt.Errorf("state: %w", err)
 	}
-	msg, err := messageFromPB(s.Message)
+	msg, err := messageFromPB(s.Message, true)
 	if err != nil {
 		return a2a.TaskStatus{}, fmt.Errorf("message.%w", err)
 	}
 	return a2a.TaskStatus{State: state, Message: msg, Timestamp: timeFromPB(s.Timestamp)}, nil
 }
 
-func taskToPB(t *a2a.Task) (*a2apb.Task, error) {
+func TaskToPB(t *a2a.Task) (*a2apb.Task, error) {
 	if t == nil {
 		return nil, nil
 	}
@@ -358,13 +370,13 @@ func taskToPB(t *a2a.Task) (*a2apb.Task, error) {
 			}
 		}
 	}
-	if out.Metadata, err = structToPB(t.Metadata); err != nil {
+	if out.Metadata, err = StructToPB(t.Metadata); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func taskFromPB(t *a2apb.Task) (*a2a.Task, error) {
+func TaskFromPB(t *a2apb.Task) (*a2a.Task, error) {
 	if t == nil {
 		return nil, nil
 	}
@@ -372,7 +384,7 @@ func taskFromPB(t *a2apb.Task) (*a2a.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status.%w", err)
 	}
-	out := &a2a.Task{ID: t.Id, ContextID: t.ContextId, Status: st, Metadata: structFromPB(t.Metadata)}
+	out := &a2a.Task{ID: t.Id, ContextID: t.ContextId, Status: st, Metadata: StructFromPB(t.Metadata)}
 	if t.Artifacts != nil {
 		out.Artifacts = make([]a2a.Artifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {
@@ -384,7 +396,7 @@ func taskFromPB(t *a2apb.Task) (*a2a.Task, error) {
 	if t.History != nil {
 		out.History = make([]a2a.Message, len(t.History))
 		for i, m := range t.History {
-			v, err := messageFromPB(m)
+			v, err := messageFromPB(m, true)
 			if err != nil {
 				return nil, fmt.Errorf("history[%d].%w", i, err)
 			}
@@ -401,7 +413,7 @@ func statusUpdateToPB(e *a2a.TaskStatusUpdateEvent) (*a2apb.TaskStatusUpdateEven
 	if err != nil {
 		return nil, fmt.Errorf("status.%w", err)
 	}
-	md, err := structToPB(e.Metadata)
+	md, err := StructToPB(e.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +425,7 @@ func statusUpdateFromPB(e *a2apb.TaskStatusUpdateEvent) (*a2a.TaskStatusUpdateEv
 	if err != nil {
 		return nil, fmt.Errorf("status.%w", err)
 	}
-	return &a2a.TaskStatusUpdateEvent{TaskID: e.TaskId, ContextID: e.ContextId, Status: st, Metadata: structFromPB(e.Metadata)}, nil
+	return &a2a.TaskStatusUpdateEvent{TaskID: e.TaskId, ContextID: e.ContextId, Status: st, Metadata: StructFromPB(e.Metadata)}, nil
 }
 
 func artifactUpdateToPB(e *a2a.TaskArtifactUpdateEvent) (*a2apb.TaskArtifactUpdateEvent, error) {
@@ -421,7 +433,7 @@ func artifactUpdateToPB(e *a2a.TaskArtifactUpdateEvent) (*a2apb.TaskArtifactUpda
 	if err != nil {
 		return nil, fmt.Errorf("artifact.%w", err)
 	}
-	md, err := structToPB(e.Metadata)
+	md, err := StructToPB(e.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -438,18 +450,18 @@ func artifactUpdateFromPB(e *a2apb.TaskArtifactUpdateEvent) (*a2a.TaskArtifactUp
 	}
 	return &a2a.TaskArtifactUpdateEvent{
 		TaskID: e.TaskId, ContextID: e.ContextId, Artifact: a,
-		Append: e.Append, LastChunk: e.LastChunk, Metadata: structFromPB(e.Metadata),
+		Append: e.Append, LastChunk: e.LastChunk, Metadata: StructFromPB(e.Metadata),
 	}, nil
 }
 
-// eventToPB wraps an event as a stream item.
-func eventToPB(ev a2a.Event) (*a2apb.StreamResponse, error) {
+// EventToPB wraps an event as a stream item.
+func EventToPB(ev a2a.Event) (*a2apb.StreamResponse, error) {
 	var err error
 	out := new(a2apb.StreamResponse)
 	switch e := ev.(type) {
 	case *a2a.Task:
 		var t *a2apb.Task
-		t, err = taskToPB(e)
+		t, err = TaskToPB(e)
 		out.Payload = &a2apb.StreamResponse_Task{Task: t}
 	case *a2a.Message:
 		var m *a2apb.Message
@@ -472,16 +484,16 @@ func eventToPB(ev a2a.Event) (*a2apb.StreamResponse, error) {
 	return out, nil
 }
 
-// eventFromPB unwraps a stream item.
-func eventFromPB(r *a2apb.StreamResponse) (a2a.Event, error) {
+// EventFromPB unwraps a stream item.
+func EventFromPB(r *a2apb.StreamResponse) (a2a.Event, error) {
 	switch p := r.GetPayload().(type) {
 	case *a2apb.StreamResponse_Task:
 		if p.Task != nil {
-			return taskFromPB(p.Task)
+			return TaskFromPB(p.Task)
 		}
 	case *a2apb.StreamResponse_Message:
 		if p.Message != nil {
-			return messageFromPB(p.Message)
+			return messageFromPB(p.Message, true)
 		}
 	case *a2apb.StreamResponse_StatusUpdate:
 		if p.StatusUpdate != nil {
@@ -495,11 +507,11 @@ func eventFromPB(r *a2apb.StreamResponse) (a2a.Event, error) {
 	return nil, fmt.Errorf("stream response has no payload: want one of task, message, status_update, artifact_update")
 }
 
-// sendResponseToPB wraps SendMessage's result, a task or a direct reply.
-func sendResponseToPB(ev a2a.Event) (*a2apb.SendMessageResponse, error) {
+// SendResponseToPB wraps SendMessage's result, a task or a direct reply.
+func SendResponseToPB(ev a2a.Event) (*a2apb.SendMessageResponse, error) {
 	switch e := ev.(type) {
 	case *a2a.Task:
-		t, err := taskToPB(e)
+		t, err := TaskToPB(e)
 		if err != nil {
 			return nil, err
 		}
@@ -514,14 +526,30 @@ func sendResponseToPB(ev a2a.Event) (*a2apb.SendMessageResponse, error) {
 	return nil, fmt.Errorf("SendMessage result of type %T is neither a task nor a message", ev)
 }
 
+// SendResponseFromPB unwraps SendMessage's result, a task or a direct
+// reply.
+func SendResponseFromPB(r *a2apb.SendMessageResponse) (a2a.Event, error) {
+	switch p := r.GetPayload().(type) {
+	case *a2apb.SendMessageResponse_Task:
+		if p.Task != nil {
+			return TaskFromPB(p.Task)
+		}
+	case *a2apb.SendMessageResponse_Message:
+		if p.Message != nil {
+			return messageFromPB(p.Message, true)
+		}
+	}
+	return nil, fmt.Errorf("SendMessage response has no payload: want a task or a message")
+}
+
 // --- requests ---
 
-func sendRequestToPB(r *a2a.SendMessageRequest) (*a2apb.SendMessageRequest, error) {
+func SendRequestToPB(r *a2a.SendMessageRequest) (*a2apb.SendMessageRequest, error) {
 	msg, err := messageToPB(r.Message)
 	if err != nil {
 		return nil, fmt.Errorf("message.%w", err)
 	}
-	md, err := structToPB(r.Metadata)
+	md, err := StructToPB(r.Metadata)
 	if err != nil {
 		return nil, err
 	}
@@ -529,36 +557,36 @@ func sendRequestToPB(r *a2a.SendMessageRequest) (*a2apb.SendMessageRequest, erro
 	if c := r.Configuration; c != nil {
 		out.Configuration = &a2apb.SendMessageConfiguration{
 			AcceptedOutputModes:        c.AcceptedOutputModes,
-			TaskPushNotificationConfig: pushConfigToPB(c.TaskPushNotificationConfig),
-			HistoryLength:              intPtrToPB(c.HistoryLength),
+			TaskPushNotificationConfig: PushConfigToPB(c.TaskPushNotificationConfig),
+			HistoryLength:              IntPtrToPB(c.HistoryLength),
 			ReturnImmediately:          c.ReturnImmediately,
 		}
 	}
 	return out, nil
 }
 
-func sendRequestFromPB(r *a2apb.SendMessageRequest) (*a2a.SendMessageRequest, error) {
-	msg, err := messageFromPB(r.Message)
+func SendRequestFromPB(r *a2apb.SendMessageRequest) (*a2a.SendMessageRequest, error) {
+	msg, err := messageFromPB(r.Message, false)
 	if err != nil {
 		return nil, fmt.Errorf("message.%w", err)
 	}
-	out := &a2a.SendMessageRequest{Tenant: r.Tenant, Message: msg, Metadata: structFromPB(r.Metadata)}
+	out := &a2a.SendMessageRequest{Tenant: r.Tenant, Message: msg, Metadata: StructFromPB(r.Metadata)}
 	if c := r.Configuration; c != nil {
 		out.Configuration = &a2a.SendMessageConfiguration{
 			AcceptedOutputModes:        c.AcceptedOutputModes,
-			TaskPushNotificationConfig: pushConfigFromPB(c.TaskPushNotificationConfig),
-			HistoryLength:              intPtrFromPB(c.HistoryLength),
+			TaskPushNotificationConfig: PushConfigFromPB(c.TaskPushNotificationConfig),
+			HistoryLength:              IntPtrFromPB(c.HistoryLength),
 			ReturnImmediately:          c.ReturnImmediately,
 		}
 	}
 	return out, nil
 }
 
-func listTasksRequestToPB(r *a2a.ListTasksRequest) *a2apb.ListTasksRequest {
+func ListTasksRequestToPB(r *a2a.ListTasksRequest) *a2apb.ListTasksRequest {
 	out := &a2apb.ListTasksRequest{
 		Tenant: r.Tenant, ContextId: r.ContextID, Status: stateToPB(r.Status),
-		PageSize: intPtrToPB(r.PageSize), PageToken: r.PageToken,
-		HistoryLength: intPtrToPB(r.HistoryLength),
+		PageSize: IntPtrToPB(r.PageSize), PageToken: r.PageToken,
+		HistoryLength: IntPtrToPB(r.HistoryLength),
 	}
 	if r.StatusTimestampAfter != nil {
 		out.StatusTimestampAfter = timestamppb.New(*r.StatusTimestampAfter)
@@ -569,15 +597,15 @@ func listTasksRequestToPB(r *a2a.ListTasksRequest) *a2apb.ListTasksRequest {
 	return out
 }
 
-func listTasksRequestFromPB(r *a2apb.ListTasksRequest) (*a2a.ListTasksRequest, error) {
+func ListTasksRequestFromPB(r *a2apb.ListTasksRequest) (*a2a.ListTasksRequest, error) {
 	state, err := stateFromPB(r.Status)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
 	out := &a2a.ListTasksRequest{
 		Tenant: r.Tenant, ContextID: r.ContextId, Status: state,
-		PageSize: intPtrFromPB(r.PageSize), PageToken: r.PageToken,
-		HistoryLength: intPtrFromPB(r.HistoryLength), IncludeArtifacts: r.GetIncludeArtifacts(),
+		PageSize: IntPtrFromPB(r.PageSize), PageToken: r.PageToken,
+		HistoryLength: IntPtrFromPB(r.HistoryLength), IncludeArtifacts: r.GetIncludeArtifacts(),
 	}
 	if r.StatusTimestampAfter != nil {
 		t := r.StatusTimestampAfter.AsTime()
@@ -586,28 +614,28 @@ func listTasksRequestFromPB(r *a2apb.ListTasksRequest) (*a2a.ListTasksRequest, e
 	return out, nil
 }
 
-func listTasksResponseToPB(r *a2a.ListTasksResponse) (*a2apb.ListTasksResponse, error) {
+func ListTasksResponseToPB(r *a2a.ListTasksResponse) (*a2apb.ListTasksResponse, error) {
 	out := &a2apb.ListTasksResponse{
 		Tasks:         make([]*a2apb.Task, len(r.Tasks)),
 		NextPageToken: r.NextPageToken, PageSize: clamp32(r.PageSize), TotalSize: clamp32(r.TotalSize),
 	}
 	for i, t := range r.Tasks {
 		var err error
-		if out.Tasks[i], err = taskToPB(t); err != nil {
+		if out.Tasks[i], err = TaskToPB(t); err != nil {
 			return nil, fmt.Errorf("tasks[%d].%w", i, err)
 		}
 	}
 	return out, nil
 }
 
-func listTasksResponseFromPB(r *a2apb.ListTasksResponse) (*a2a.ListTasksResponse, error) {
+func ListTasksResponseFromPB(r *a2apb.ListTasksResponse) (*a2a.ListTasksResponse, error) {
 	out := &a2a.ListTasksResponse{
 		Tasks:         make([]*a2a.Task, len(r.Tasks)),
 		NextPageToken: r.NextPageToken, PageSize: int(r.PageSize), TotalSize: int(r.TotalSize),
 	}
 	for i, t := range r.Tasks {
 		var err error
-		if out.Tasks[i], err = taskFromPB(t); err != nil {
+		if out.Tasks[i], err = TaskFromPB(t); err != nil {
 			return nil, fmt.Errorf("tasks[%d].%w", i, err)
 		}
 	}
@@ -616,7 +644,7 @@ func listTasksResponseFromPB(r *a2apb.ListTasksResponse) (*a2a.ListTasksResponse
 
 // --- push notification configs ---
 
-func pushConfigToPB(c *a2a.TaskPushNotificationConfig) *a2apb.TaskPushNotificationConfig {
+func PushConfigToPB(c *a2a.TaskPushNotificationConfig) *a2apb.TaskPushNotificationConfig {
 	if c == nil {
 		return nil
 	}
@@ -627,7 +655,7 @@ func pushConfigToPB(c *a2a.TaskPushNotificationConfig) *a2apb.TaskPushNotificati
 	return out
 }
 
-func pushConfigFromPB(c *a2apb.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {
+func PushConfigFromPB(c *a2apb.TaskPushNotificationConfig) *a2a.TaskPushNotificationConfig {
 	if c == nil {
 		return nil
 	}
@@ -638,24 +666,24 @@ func pushConfigFromPB(c *a2apb.TaskPushNotificationConfig) *a2a.TaskPushNotifica
 	return out
 }
 
-func listPushConfigsResponseToPB(r *a2a.ListTaskPushNotificationConfigsResponse) *a2apb.ListTaskPushNotificationConfigsResponse {
+func ListPushConfigsResponseToPB(r *a2a.ListTaskPushNotificationConfigsResponse) *a2apb.ListTaskPushNotificationConfigsResponse {
 	out := &a2apb.ListTaskPushNotificationConfigsResponse{
 		Configs:       make([]*a2apb.TaskPushNotificationConfig, len(r.Configs)),
 		NextPageToken: r.NextPageToken,
 	}
 	for i := range r.Configs {
-		out.Configs[i] = pushConfigToPB(&r.Configs[i])
+		out.Configs[i] = PushConfigToPB(&r.Configs[i])
 	}
 	return out
 }
 
-func listPushConfigsResponseFromPB(r *a2apb.ListTaskPushNotificationConfigsResponse) *a2a.ListTaskPushNotificationConfigsResponse {
+func ListPushConfigsResponseFromPB(r *a2apb.ListTaskPushNotificationConfigsResponse) *a2a.ListTaskPushNotificationConfigsResponse {
 	out := &a2a.ListTaskPushNotificationConfigsResponse{
 		Configs:       make([]a2a.TaskPushNotificationConfig, len(r.Configs)),
 		NextPageToken: r.NextPageToken,
 	}
 	for i, c := range r.Configs {
-		if v := pushConfigFromPB(c); v != nil {
+		if v := PushConfigFromPB(c); v != nil {
 			out.Configs[i] = *v
 		}
 	}

@@ -1,4 +1,4 @@
-package grpcserver
+package pbconv
 
 import (
 	"encoding/json"
@@ -84,7 +84,24 @@ func TestRoundTripMessages(t *testing.T) {
 		{"no role, no parts", &a2a.Message{MessageID: "m12"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.msg, messageToPB, messageFromPB) })
+		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.msg, messageToPB, answerFromPB) })
+	}
+}
+
+// answerFromPB reads a message of a server's answer.
+func answerFromPB(m *a2apb.Message) (*a2a.Message, error) { return messageFromPB(m, true) }
+
+// An answer's part without content is an empty text part; a request's is
+// refused (TestFromPBRefuses).
+func TestAnswerPartWithoutContent(t *testing.T) {
+	ev, err := EventFromPB(&a2apb.StreamResponse{Payload: &a2apb.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2apb.TaskArtifactUpdateEvent{
+		TaskId: "t", ContextId: "c", Artifact: &a2apb.Artifact{ArtifactId: "a", Parts: []*a2apb.Part{{}}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ev.(*a2a.TaskArtifactUpdateEvent).Artifact.Parts; len(p) != 1 || p[0].Kind() != a2a.PartKindText || p[0].Text != "" {
+		t.Errorf("parts %+v, want one empty text part", p)
 	}
 }
 
@@ -113,7 +130,10 @@ func TestRoundTripTasksAndEvents(t *testing.T) {
 		}{string(s), a2a.NewStatusUpdate("t", "c", s, nil)})
 	}
 	for _, tt := range events {
-		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.ev, eventToPB, eventFromPB) })
+		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.ev, EventToPB, EventFromPB) })
+	}
+	for _, tt := range events[:3] { // a task or a message: what SendMessage answers
+		t.Run("send response "+tt.name, func(t *testing.T) { roundTrip(t, tt.ev, SendResponseToPB, SendResponseFromPB) })
 	}
 }
 
@@ -132,7 +152,7 @@ func TestRoundTripRequests(t *testing.T) {
 				}},
 			{Message: textMsg("m3", a2a.RoleUser), Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(7)}},
 		} {
-			roundTrip(t, req, sendRequestToPB, sendRequestFromPB)
+			roundTrip(t, req, SendRequestToPB, SendRequestFromPB)
 		}
 	})
 	t.Run("list tasks", func(t *testing.T) {
@@ -142,20 +162,20 @@ func TestRoundTripRequests(t *testing.T) {
 			{Tenant: "ten", ContextID: "c", Status: a2a.TaskStateWorking, PageSize: intp(10), PageToken: "p",
 				HistoryLength: intp(2), StatusTimestampAfter: &after, IncludeArtifacts: true},
 		} {
-			roundTrip(t, req, ok(listTasksRequestToPB), listTasksRequestFromPB)
+			roundTrip(t, req, ok(ListTasksRequestToPB), ListTasksRequestFromPB)
 		}
 		resp := &a2a.ListTasksResponse{
 			Tasks:         []*a2a.Task{{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: when}}},
 			NextPageToken: "next", PageSize: 1, TotalSize: 3,
 		}
-		roundTrip(t, resp, listTasksResponseToPB, listTasksResponseFromPB)
-		roundTrip(t, &a2a.ListTasksResponse{Tasks: []*a2a.Task{}}, listTasksResponseToPB, listTasksResponseFromPB)
+		roundTrip(t, resp, ListTasksResponseToPB, ListTasksResponseFromPB)
+		roundTrip(t, &a2a.ListTasksResponse{Tasks: []*a2a.Task{}}, ListTasksResponseToPB, ListTasksResponseFromPB)
 	})
 	t.Run("push configs", func(t *testing.T) {
-		roundTrip(t, push, ok(pushConfigToPB), ok(pushConfigFromPB))
-		roundTrip(t, &a2a.TaskPushNotificationConfig{URL: "https://hook.test/"}, ok(pushConfigToPB), ok(pushConfigFromPB))
+		roundTrip(t, push, ok(PushConfigToPB), ok(PushConfigFromPB))
+		roundTrip(t, &a2a.TaskPushNotificationConfig{URL: "https://hook.test/"}, ok(PushConfigToPB), ok(PushConfigFromPB))
 		resp := &a2a.ListTaskPushNotificationConfigsResponse{Configs: []a2a.TaskPushNotificationConfig{*push}, NextPageToken: "n"}
-		roundTrip(t, resp, ok(listPushConfigsResponseToPB), ok(listPushConfigsResponseFromPB))
+		roundTrip(t, resp, ok(ListPushConfigsResponseToPB), ok(ListPushConfigsResponseFromPB))
 	})
 }
 
@@ -191,8 +211,8 @@ func TestRoundTripCard(t *testing.T) {
 			SecurityRequirements: []a2a.SecurityRequirement{{Schemes: map[string][]string{"bearer": {}}}}}},
 		Signatures: []a2a.AgentCardSignature{{Protected: "p", Signature: "s", Header: map[string]any{"kid": "k1"}}},
 	}
-	roundTrip(t, card, cardToPB, ok(cardFromPB))
-	roundTrip(t, &a2a.AgentCard{Name: "bare"}, cardToPB, ok(cardFromPB))
+	roundTrip(t, card, CardToPB, ok(CardFromPB))
+	roundTrip(t, &a2a.AgentCard{Name: "bare"}, CardToPB, ok(CardFromPB))
 }
 
 // Requests the JSON decoder would refuse are refused here too, with the
@@ -212,13 +232,13 @@ func TestFromPBRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sendRequestFromPB(tt.req)
+			_, err := SendRequestFromPB(tt.req)
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("error %v, want one starting %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := listTasksRequestFromPB(&a2apb.ListTasksRequest{Status: 42}); err == nil || err.Error() != "status: unknown task state 42" {
+	if _, err := ListTasksRequestFromPB(&a2apb.ListTasksRequest{Status: 42}); err == nil || err.Error() != "status: unknown task state 42" {
 		t.Errorf("unknown state: error %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package grpcserver
+package pbconv
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func optBool(b bool) *bool {
 	return &b
 }
 
-func cardToPB(c *a2a.AgentCard) (*a2apb.AgentCard, error) {
+func CardToPB(c *a2a.AgentCard) (*a2apb.AgentCard, error) {
 	out := &a2apb.AgentCard{
 		Name: c.Name, Description: c.Description, Version: c.Version,
 		DocumentationUrl: optString(c.DocumentationURL), IconUrl: optString(c.IconURL),
@@ -46,7 +46,7 @@ func cardToPB(c *a2a.AgentCard) (*a2apb.AgentCard, error) {
 		ExtendedAgentCard: optBool(c.Capabilities.ExtendedAgentCard),
 	}
 	for i, e := range c.Capabilities.Extensions {
-		params, err := structToPB(e.Params)
+		params, err := StructToPB(e.Params)
 		if err != nil {
 			return nil, fmt.Errorf("capabilities.extensions[%d].params: %w", i, err)
 		}
@@ -69,7 +69,7 @@ func cardToPB(c *a2a.AgentCard) (*a2apb.AgentCard, error) {
 		})
 	}
 	for i, s := range c.Signatures {
-		h, err := structToPB(s.Header)
+		h, err := StructToPB(s.Header)
 		if err != nil {
 			return nil, fmt.Errorf("signatures[%d].header: %w", i, err)
 		}
@@ -78,7 +78,7 @@ func cardToPB(c *a2a.AgentCard) (*a2apb.AgentCard, error) {
 	return out, nil
 }
 
-func cardFromPB(c *a2apb.AgentCard) *a2a.AgentCard {
+func CardFromPB(c *a2apb.AgentCard) *a2a.AgentCard {
 	out := &a2a.AgentCard{
 		Name: c.Name, Description: c.Description, Version: c.Version,
 		DocumentationURL: c.GetDocumentationUrl(), IconURL: c.GetIconUrl(),
@@ -100,7 +100,7 @@ func cardFromPB(c *a2apb.AgentCard) *a2a.AgentCard {
 		}
 		for _, e := range caps.Extensions {
 			out.Capabilities.Extensions = append(out.Capabilities.Extensions, a2a.AgentExtension{
-				URI: e.Uri, Description: e.Description, Required: e.Required_, Params: structFromPB(e.Params),
+				URI: e.Uri, Description: e.Description, Required: e.Required_, Params: StructFromPB(e.Params),
 			})
 		}
 	}
@@ -118,7 +118,7 @@ func cardFromPB(c *a2apb.AgentCard) *a2a.AgentCard {
 		})
 	}
 	for _, s := range c.Signatures {
-		out.Signatures = append(out.Signatures, a2a.AgentCardSignature{Protected: s.Protected, Signature: s.Signature, Header: structFromPB(s.Header)})
+		out.Signatures = append(out.Signatures, a2a.AgentCardSignature{Protected: s.Protected, Signature: s.Signature, Header: StructFromPB(s.Header)})
 	}
 	return out
 }

@@ -1,0 +1,153 @@
+package grpcclient
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	kclient "github.com/cloudwego/kitex/client"
+	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	"github.com/cloudwego/kitex/pkg/streaming"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
+	"github.com/a2amesh/a2amesh/proto/a2apb"
+)
+
+// OpenStream starts SendStreamingMessage or SubscribeToTask and waits for
+// the response header, which numbers the events (FirstEventIDKey). While
+// the stream is open it tells the Client that the server is alive
+// (StreamRequest.Alive) every third of StreamIdleTimeout: the keepalive
+// pings are what fail the connection of a server that stops answering.
+func (t *grpcTransport) OpenStream(ctx context.Context, req *client.StreamRequest, h http.Header) (client.EventStream, error) {
+	op, method := "SubscribeToTask", "SubscribeToTask"
+	var msg any
+	if req.Send != nil {
+		op, method = "SendStreamingMessage", "SendStreamingMessage"
+		pb, err := pbconv.SendRequestToPB(req.Send)
+		if err != nil {
+			return nil, encodeErr(op, err)
+		}
+		msg = pb
+	} else {
+		msg = &a2apb.SubscribeToTaskRequest{Tenant: req.Subscribe.Tenant, Id: req.Subscribe.ID}
+	}
+	k, err := t.acquire()
+	if err != nil {
+		return nil, fmt.Errorf("a2a client: %s %s: %w", op, t.addr, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &eventStream{t: t, k: k, op: op, cancel: cancel, alive: req.Alive}
+	st, md, err := s.open(outgoing(ctx, h, req.LastEventID), method, msg)
+	if err != nil {
+		s.Close()
+		return nil, t.callError(op, err, true)
+	}
+	s.st = st
+	if vs := md.Get(pbconv.FirstEventIDKey); len(vs) > 0 {
+		s.next, _ = strconv.ParseUint(strings.TrimSpace(vs[0]), 10, 64) // 0 (no ids) if it is not a number
+	}
+	if s.alive != nil {
+		s.alive()
+		if t.idle > 0 {
+			s.stop, s.ticking = make(chan struct{}), make(chan struct{})
+			go s.tick(max(t.idle/3, time.Millisecond))
+		}
+	}
+	return s, nil
+}
+
+// eventStream is the client.EventStream of one streaming RPC.
+type eventStream struct {
+	t      *grpcTransport
+	k      *kitex
+	op     string
+	cancel context.CancelFunc
+	alive  func()
+	st     streaming.Stream
+	next   uint64 // the next event's id; 0 when the server numbers none
+
+	stop    chan struct{} // closed by Close, to end tick
+	ticking chan struct{} // closed when tick has ended
+	once    sync.Once
+}
+
+// open starts the RPC: sends the request, closes the sending side, and
+// reads the response header.
+func (s *eventStream) open(ctx context.Context, method string, msg any) (streaming.Stream, metadata.MD, error) {
+	res := new(streaming.Result)
+	if err := s.k.c.(kclient.Streaming).Stream(ctx, method, nil, res); err != nil {
+		return nil, nil, err
+	}
+	st := res.Stream
+	s.st = st // for Close
+	if err := st.SendMsg(s.t.out(msg)); err != nil {
+		return nil, nil, err
+	}
+	if err := st.Close(); err != nil {
+		return nil, nil, err
+	}
+	md, err := st.Header()
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, md, nil
+}
+
+func (s *eventStream) tick(every time.Duration) {
+	defer close(s.ticking)
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-tk.C:
+			s.alive()
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+func (s *eventStream) Recv() (client.Event, error) {
+	m := new(a2apb.StreamResponse)
+	if err := s.st.RecvMsg(m); err != nil {
+		if err == io.EOF {
+			return client.Event{}, io.EOF
+		}
+		return client.Event{}, s.t.callError(s.op, err, true)
+	}
+	if s.alive != nil {
+		s.alive()
+	}
+	ev, err := pbconv.EventFromPB(m)
+	if err != nil {
+		return client.Event{}, fmt.Errorf("a2a client: %s: decode stream event: %w", s.op, err)
+	}
+	var id string
+	if _, reply := ev.(*a2a.Message); !reply && s.next > 0 {
+		id = strconv.FormatUint(s.next, 10)
+		s.next++
+	}
+	return client.Event{Event: ev, ID: id}, nil
+}
+
+func (s *eventStream) Close() error {
+	s.once.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+			<-s.ticking // no Alive after Close
+		}
+		s.cancel()
+		if f, ok := s.st.(streaming.WithDoFinish); ok {
+			f.DoFinish(nil) // releases the stream's connection
+		}
+		s.t.release(s.k)
+	})
+	return nil
+}
