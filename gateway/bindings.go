@@ -6,6 +6,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 )
 
 // ParseBindings returns the client bindings of the names agent cards give
@@ -19,6 +20,8 @@ func ParseBindings(names ...string) ([]client.Binding, error) {
 			out = append(out, client.JSONRPC)
 		case a2a.BindingHTTPJSON, "HTTPJSON", "REST":
 			out = append(out, client.HTTPJSON)
+		case a2a.BindingGRPC:
+			out = append(out, grpcclient.Binding(grpcclient.Config{}))
 		default:
 			return nil, fmt.Errorf("binding %q: want %s, %s or %s", n, a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC)
 		}

@@ -61,7 +61,7 @@ func TestParseTopology(t *testing.T) {
 		{"supervisor without supervisor", "version: 1\n" + agents + "entry: {supervisor: {subAgents: [{agent: a}]}}", "entry.supervisor: an empty node"},
 		{"planExecute without name", "version: 1\n" + agents + "entry: {planExecute: {executor: {agent: a}}}", "planExecute needs a name"},
 		{"deep error names its place", "version: 1\n" + agents + "entry: {sequential: {name: S, steps: [{agent: a}, {loop: {name: L, steps: [{}]}}]}}", "entry.steps[1].steps[0]: a node is exactly one of"},
-		{"bindings", "version: 1\n" + agents + "bindings: [http+json, JSONRPC]\nentry: {agent: a, subAgents: [{agent: b, binding: HTTP+JSON}]}", ""},
+		{"bindings", "version: 1\n" + agents + "bindings: [grpc, http+json, JSONRPC]\nentry: {agent: a, subAgents: [{agent: b, binding: HTTP+JSON}]}", ""},
 		{"unknown binding", "version: 1\n" + agents + "bindings: [smoke]\nentry: {agent: a}", `bindings: binding "smoke"`},
 		{"unknown node binding", "version: 1\n" + agents + "entry: {agent: a, binding: carrier-pigeon}", `entry: binding: binding "carrier-pigeon"`},
 		{"binding on a workflow", "version: 1\n" + agents + "entry: {binding: GRPC, sequential: {name: S, steps: [{agent: a}]}}", "belong to agent nodes"},
