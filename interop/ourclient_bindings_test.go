@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
@@ -16,7 +17,7 @@ import (
 // operation, a stream's events in order, and errors read back into their
 // A2A codes.
 func TestOurClientBindingsAgainstA2AGo(t *testing.T) {
-	for _, b := range []client.Binding{client.HTTPJSON} {
+	for _, b := range []client.Binding{client.HTTPJSON, grpcclient.Binding(grpcclient.Config{})} {
 		t.Run(b.Name(), func(t *testing.T) { testOurClientBinding(t, b) })
 	}
 }
