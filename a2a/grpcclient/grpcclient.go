@@ -219,21 +219,5 @@ func closeKitex(k *kitex) error {
 // out is a request on its way out, written by pbwire rather than by
 // prutal, the codec of Kitex's generated code, which leaves out a oneof
 // member that holds its zero value: an empty text part would reach the
-// server with no content, and false, 0 or "" in metadata as null. Kitex's
-// gRPC codec writes a message by calling its Marshal.
-func (t *grpcTransport) out(msg any) wireMsg { return wireMsg{enc: &t.enc, msg: msg} }
-
-type wireMsg struct {
-	enc *pbwire.Encoder
-	msg any
-}
-
-func (m wireMsg) Marshal(b []byte) ([]byte, error) { return m.enc.Marshal(b, m.msg) }
-
-// Unmarshal is never called: an outgoing message is only sent.
-func (m wireMsg) Unmarshal([]byte) error {
-	return errors.New("grpcclient: an outgoing message cannot be decoded into")
-}
-
-// GetFirstArgument is the request, as Kitex's generated arguments give it.
-func (m wireMsg) GetFirstArgument() any { return m.msg }
+// server with no content, and false, 0 or "" in metadata as null.
+func (t *grpcTransport) out(msg any) pbwire.Outgoing { return pbwire.Outgoing{Enc: &t.enc, Msg: msg} }

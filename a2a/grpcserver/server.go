@@ -146,22 +146,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // text part, a 0 or false in metadata) that prutal v0.1.3 drops.
 func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpoint {
 	return func(st streaming.Stream, msg any) error {
-		return next(st, pbMessage{enc: &s.enc, msg: msg})
+		return next(st, pbwire.Outgoing{Enc: &s.enc, Msg: msg})
 	}
-}
-
-// pbMessage is a message on its way out, in the form Kitex's gRPC codec
-// writes by calling Marshal (its protobuf.ProtobufMsgCodec).
-type pbMessage struct {
-	enc *pbwire.Encoder
-	msg any
-}
-
-func (m pbMessage) Marshal(out []byte) ([]byte, error) { return m.enc.Marshal(out, m.msg) }
-
-// Unmarshal is never called: a pbMessage is only sent.
-func (m pbMessage) Unmarshal([]byte) error {
-	return errors.New("grpcserver: an outgoing message cannot be decoded into")
 }
 
 // begin checks the call's metadata and attaches its call info to ctx. The

@@ -389,3 +389,23 @@ func prefixLength(b []byte, at int) []byte {
 	protowire.AppendVarint(b[at:at], uint64(n))
 	return b
 }
+
+// Outgoing is a message on its way out through Kitex's gRPC codec, which
+// writes a message by calling its Marshal: Enc writes Msg, where the
+// generated code would write it with prutal.
+type Outgoing struct {
+	Enc *Encoder
+	Msg any
+}
+
+// Marshal appends the encoding of m.Msg to b.
+func (m Outgoing) Marshal(b []byte) ([]byte, error) { return m.Enc.Marshal(b, m.Msg) }
+
+// Unmarshal is never called: an outgoing message is only sent.
+func (m Outgoing) Unmarshal([]byte) error {
+	return errors.New("pbwire: an outgoing message cannot be decoded into")
+}
+
+// GetFirstArgument is the message, as Kitex's generated arguments give
+// their request.
+func (m Outgoing) GetFirstArgument() any { return m.Msg }
