@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
-	"strconv"
 
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
@@ -24,10 +23,7 @@ func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrp
 	events := s.streamEvents(ctx, c, op, w, params)
 	ew := httpbind.NewEventWriter(c, s.opts.KeepAlive)
 	defer ew.Close()
-	// A subscription without Last-Event-ID opens with the task's snapshot,
-	// which never ends it, even in a settled state: the Handler follows a
-	// task waiting for input to the end of its next run.
-	snapshot := op == jsonrpc.OpSubscribeToTask && len(c.Header(sse.LastEventIDHeader)) == 0
+	end := httpbind.NewStreamEnd(op == jsonrpc.OpSubscribeToTask, c.Header(sse.LastEventIDHeader))
 
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
@@ -45,13 +41,7 @@ func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrp
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
 			return
 		}
-		var sseID string
-		if e.Seq > 0 {
-			sseID = strconv.FormatUint(e.Seq, 10)
-		}
-		last := httpbind.EndsStream(e.Event) && !snapshot
-		snapshot = false
-		if err := ew.Event(sseID, "", buf, last); err != nil {
+		if err := ew.Event(httpbind.EventID(e.Seq), "", buf, end.Last(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return

@@ -27,7 +27,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
@@ -343,10 +342,7 @@ func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[
 			w.Close()
 		}
 	}()
-	// A subscription without Last-Event-ID opens with the task's snapshot,
-	// which never ends it, even in a settled state: the Handler follows a
-	// task waiting for input to the end of its next run.
-	snapshot := x.op == jsonrpc.OpSubscribeToTask && len(x.c.Header(sse.LastEventIDHeader)) == 0
+	end := httpbind.NewStreamEnd(x.op == jsonrpc.OpSubscribeToTask, x.c.Header(sse.LastEventIDHeader))
 	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
@@ -370,13 +366,7 @@ func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
 			return
 		}
-		var sseID string
-		if e.Seq > 0 {
-			sseID = strconv.FormatUint(e.Seq, 10)
-		}
-		last := httpbind.EndsStream(e.Event) && !snapshot
-		snapshot = false
-		if err := w.Event(sseID, "", buf, last); err != nil {
+		if err := w.Event(httpbind.EventID(e.Seq), "", buf, end.Last(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
 			return

@@ -3,6 +3,7 @@ package httpbind
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -143,12 +144,38 @@ func (w *EventWriter) Close() {
 	}
 }
 
-// EndsStream reports whether ev is a stream's last event: a direct reply,
-// or a terminal or interrupted state.
-func EndsStream(ev a2a.Event) bool {
+// StreamEnd tells which event ends a stream: a direct reply, or a
+// terminal or interrupted state, but for the snapshot a subscription
+// without Last-Event-ID opens with, which never ends it, even in a settled
+// state: the Handler follows a task waiting for input to the end of its
+// next run. Its zero value is a stream that opens with no snapshot.
+type StreamEnd struct{ snapshot bool }
+
+// NewStreamEnd returns the StreamEnd of a streaming call: a subscription
+// whose request names no Last-Event-ID opens with a snapshot.
+func NewStreamEnd(subscribe bool, lastEventID []byte) StreamEnd {
+	return StreamEnd{snapshot: subscribe && len(lastEventID) == 0}
+}
+
+// Last reports whether ev, the stream's next event, is its last.
+func (s *StreamEnd) Last(ev a2a.Event) bool {
+	snapshot := s.snapshot
+	s.snapshot = false
+	if snapshot {
+		return false
+	}
 	if _, isMsg := ev.(*a2a.Message); isMsg {
 		return true
 	}
-	s, ok := a2a.StateOf(ev)
-	return ok && s.Settled()
+	st, ok := a2a.StateOf(ev)
+	return ok && st.Settled()
+}
+
+// EventID is the SSE id of an event of sequence number seq: "" for an
+// event a task's log does not number (a direct reply).
+func EventID(seq uint64) string {
+	if seq == 0 {
+		return ""
+	}
+	return strconv.FormatUint(seq, 10)
 }
