@@ -29,7 +29,7 @@ func BenchmarkHTTPSendMessage(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Close(ctx)
-	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Options{AllowedHosts: []string{"*"}})
+	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Config{AllowedHosts: []string{"*"}})
 	if err != nil {
 		b.Fatal(err)
 	}

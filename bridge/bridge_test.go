@@ -41,7 +41,7 @@ func serveAgent(t *testing.T, agent adk.Agent, cfg ...func(*bridge.ExecutorConfi
 		sc.Tasks = tasks
 	}
 	h := a2atest.NewHandler(t, sc)
-	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, h, jsonrpcserver.Config{})
 	return url
 }
 

@@ -181,7 +181,7 @@ func TestDeadRemoteAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, a, url), Executor: exec})
-	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestCutStreamIsResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, a, "http://"+proxy+"/"), Executor: exec}), jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, a, "http://"+proxy+"/"), Executor: exec}), jsonrpcserver.Config{})
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}} // one request, one connection
 	r, err := bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: "http://" + proxy + "/", HTTPClient: hc})
 	if err != nil {
@@ -303,7 +303,7 @@ func TestResumeAfterTheRemoteRestarts(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, booker, url), Executor: exec, Tasks: tasks})
-		srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+		srv, err := jsonrpcserver.New(h, jsonrpcserver.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -107,7 +107,7 @@ func TestPlainClientAnswersAQuestion(t *testing.T) {
 func TestRemoteAgentOverAPlainA2AAgent(t *testing.T) {
 	ctx := context.Background()
 	ln, url := a2atest.Listen(t)
-	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echo.Card(url), Executor: new(echo.Executor)}), jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echo.Card(url), Executor: new(echo.Executor)}), jsonrpcserver.Config{})
 	echo := remote(t, url)
 	for _, streaming := range []bool{false, true} {
 		evs := adktest.Drain(t, adk.NewRunner(ctx, adk.RunnerConfig{Agent: echo, EnableStreaming: streaming}).Query(ctx, "hello there"))

@@ -74,7 +74,7 @@ func TestPlanAfterTransferToARemoteAgent(t *testing.T) {
 func serveEcho(t *testing.T) string {
 	t.Helper()
 	ln, url := a2atest.Listen(t)
-	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echo.Card(url), Executor: new(echo.Executor)}), jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: echo.Card(url), Executor: new(echo.Executor)}), jsonrpcserver.Config{})
 	return url
 }
 

@@ -83,7 +83,7 @@ func serveWorker(t *testing.T, name string, script modeltest.Script) *worker {
 	}
 	ln, url := a2atest.Listen(t)
 	w := &worker{url: url}
-	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, a, url), Executor: recordingExecutor{exec, w}}), jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, a, url), Executor: recordingExecutor{exec, w}}), jsonrpcserver.Config{})
 	return w
 }
 

@@ -45,7 +45,7 @@ func startOurRESTServer(t *testing.T, tenant string, card func(*a2a.AgentCard), 
 		card(c)
 	}
 	h := a2atest.NewHandler(t, cfg)
-	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

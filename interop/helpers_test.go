@@ -180,7 +180,7 @@ func startOurServer(t *testing.T, o ourOptions) *ourServer {
 	t.Helper()
 	ln, url := a2atest.Listen(t)
 	h, agent := newOurHandler(t, echo.Card(url), url, o)
-	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, h, jsonrpcserver.Config{})
 	return &ourServer{URL: url, Handler: h, agent: agent}
 }
 

@@ -171,7 +171,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	if s.handler, err = server.New(hc); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
-	if s.rpc, err = jsonrpcserver.New(s.handler, jsonrpcserver.Options{AllowedHosts: cfg.AllowedHosts, Logger: log}); err != nil {
+	if s.rpc, err = jsonrpcserver.New(s.handler, jsonrpcserver.Config{AllowedHosts: cfg.AllowedHosts, Logger: log}); err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if s.rest, err = restserver.New(s.handler, restserver.Config{AllowedHosts: cfg.AllowedHosts, JSONRPC: s.rpc, Logger: log}); err != nil {

@@ -66,7 +66,7 @@ type serverOpts struct {
 	// config adjusts the handler's configuration, whose card already
 	// names the served URL.
 	config func(cfg *server.Config)
-	rpc    jsonrpcserver.Options
+	rpc    jsonrpcserver.Config
 	agent  *echo.Executor
 	hold   bool // hold "slow:" tasks after their first event until release
 }

@@ -174,7 +174,7 @@ func TestIdleTimeoutResumes(t *testing.T) {
 	const interval = 300 * time.Millisecond
 	s := startEcho(t, serverOpts{
 		agent: &echo.Executor{SlowChunks: slowChunks, SlowInterval: interval},
-		rpc:   jsonrpcserver.Options{KeepAlive: time.Minute},
+		rpc:   jsonrpcserver.Config{KeepAlive: time.Minute},
 	})
 	const text = echo.SlowPrefix + "pauses longer than the idle timeout"
 	for _, v := range versions {
@@ -212,7 +212,7 @@ func TestIdleTimeoutKeepAlive(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			s := startEcho(t, serverOpts{
 				hold: true,
-				rpc:  jsonrpcserver.Options{KeepAlive: 10 * time.Millisecond},
+				rpc:  jsonrpcserver.Config{KeepAlive: 10 * time.Millisecond},
 			})
 			rec := newRecorder()
 			c := dialConfig(t, s, v, client.Config{HTTPClient: rec.client(), StreamIdleTimeout: idle, ResumeAttempts: -1})
@@ -289,7 +289,7 @@ func TestIdleTimeoutIgnoresConsumerTime(t *testing.T) {
 	s := startEcho(t, serverOpts{
 		// Keep-alives much more often than the idle timeout: the stream is
 		// never silent.
-		rpc: jsonrpcserver.Options{KeepAlive: 10 * time.Millisecond},
+		rpc: jsonrpcserver.Config{KeepAlive: 10 * time.Millisecond},
 	})
 	const idle = 200 * time.Millisecond
 	const text = echo.SlowPrefix + "a consumer that takes its time"

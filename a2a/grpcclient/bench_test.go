@@ -27,7 +27,7 @@ func BenchmarkBindings(b *testing.B) {
 		URL: "http://" + httpLn.Addr().String() + "/", ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.Version,
 	})
 	f := serveGRPC(b, grpcLn, server.Config{Card: card, Executor: &echo.Executor{}}, false)
-	a2atest.ServeOn(b, httpLn, f.h, jsonrpcserver.Options{})
+	a2atest.ServeOn(b, httpLn, f.h, jsonrpcserver.Config{})
 
 	clients := []struct {
 		name    string

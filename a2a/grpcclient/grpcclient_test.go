@@ -45,7 +45,7 @@ func TestOperations(t *testing.T) {
 	extended := *card
 	extended.Description = "the extended card"
 	f := serve(t, grpcLn, server.Config{Card: card, ExtendedCard: &extended})
-	a2atest.ServeOn(t, httpLn, f.h, jsonrpcserver.Options{})
+	a2atest.ServeOn(t, httpLn, f.h, jsonrpcserver.Config{})
 
 	ctx := t.Context()
 	c, err := client.New(ctx, httpURL, client.Config{Bindings: []client.Binding{grpcclient.Binding(grpcclient.Config{}), client.JSONRPC}})

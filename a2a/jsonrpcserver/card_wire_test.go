@@ -12,7 +12,7 @@ import (
 // TestAgentCard checks the card endpoint: caching headers, conditional
 // requests, HEAD, and a body both 1.0 and 0.3 clients read.
 func TestAgentCard(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{CardMaxAge: 90 * time.Second})
+	w := serveEcho(t, jsonrpcserver.Config{CardMaxAge: 90 * time.Second})
 	r := w.do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("HTTP %d", r.status)
@@ -110,7 +110,7 @@ func TestAgentCard(t *testing.T) {
 	})
 
 	t.Run("default max-age", func(t *testing.T) {
-		r := serveEcho(t, jsonrpcserver.Options{}).do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
+		r := serveEcho(t, jsonrpcserver.Config{}).do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
 		if cc := r.header.Get("Cache-Control"); !strings.Contains(cc, "max-age=300") {
 			t.Errorf("Cache-Control %q, want max-age=300", cc)
 		}
@@ -122,7 +122,7 @@ func TestAgentCard(t *testing.T) {
 // other member) validates it, with an ETag of its own; a request without
 // the header is a 0.3 client's and keeps the union card.
 func TestAgentCard10(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	union := w.do(http.MethodGet, jsonrpcserver.CardPath, nil, nil)
 	// The members of the 1.0 AgentCard (specification 4.4.1).
 	allowed := map[string]bool{}

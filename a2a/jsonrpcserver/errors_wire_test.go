@@ -418,14 +418,14 @@ func errorServers(t *testing.T) map[string]*wire {
 		{URI: requiredExt, Required: true},
 	}
 	return map[string]*wire{
-		"echo":     serveEcho(t, jsonrpcserver.Options{}),
-		"small":    serveEcho(t, jsonrpcserver.Options{MaxBodyBytes: 1024}),
-		"nopush":   serve(t, echoCfg(noPush), jsonrpcserver.Options{}),
-		"nostream": serve(t, echoCfg(noStream), jsonrpcserver.Options{}),
-		"extnocfg": serve(t, echoCfg(extNoCfg), jsonrpcserver.Options{}),
-		"reqext":   serve(t, echoCfg(reqExt), jsonrpcserver.Options{}),
-		"panic":    serve(t, server.Config{Card: echoCard(), Executor: panicky{}}, jsonrpcserver.Options{}),
-		"stranger": serve(t, server.Config{Card: echoCard(), Executor: stranger{}}, jsonrpcserver.Options{}),
+		"echo":     serveEcho(t, jsonrpcserver.Config{}),
+		"small":    serveEcho(t, jsonrpcserver.Config{MaxBodyBytes: 1024}),
+		"nopush":   serve(t, echoCfg(noPush), jsonrpcserver.Config{}),
+		"nostream": serve(t, echoCfg(noStream), jsonrpcserver.Config{}),
+		"extnocfg": serve(t, echoCfg(extNoCfg), jsonrpcserver.Config{}),
+		"reqext":   serve(t, echoCfg(reqExt), jsonrpcserver.Config{}),
+		"panic":    serve(t, server.Config{Card: echoCard(), Executor: panicky{}}, jsonrpcserver.Config{}),
+		"stranger": serve(t, server.Config{Card: echoCard(), Executor: stranger{}}, jsonrpcserver.Config{}),
 	}
 }
 
@@ -513,7 +513,7 @@ func checkErrorData(t *testing.T, data json.RawMessage, reason, shape string) {
 // TestInternalErrorHidesDetails checks that what an executor's panic says
 // stays in the server log.
 func TestInternalErrorHidesDetails(t *testing.T) {
-	w := serve(t, server.Config{Card: echoCard(), Executor: panicky{}}, jsonrpcserver.Options{})
+	w := serve(t, server.Config{Card: echoCard(), Executor: panicky{}}, jsonrpcserver.Config{})
 	for _, body := range []string{
 		rpc("1", "SendMessage", `{"message":`+msg10("hi")+`}`),
 		rpc("2", "message/send", `{"message":`+msg03("hi")+`}`),
@@ -534,7 +534,7 @@ func TestInternalErrorHidesDetails(t *testing.T) {
 // not an object gets its -32602 error in the 1.0 data shape, although the
 // envelope check fails before the method is dispatched.
 func TestParamsErrorSpeaksTheMethodsVersion(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, params := range []string{`[]`, `"x"`, `5`} {
 		r := w.post(rpc(`"p"`, "SendMessage", params), v10)
 		tc := errCase{wantID: `"p"`, code: int(a2a.CodeInvalidParams), shape: shape10}
@@ -548,7 +548,7 @@ func TestParamsErrorSpeaksTheMethodsVersion(t *testing.T) {
 // client is still sending: the server drains a bounded amount more of the
 // body before answering, so the connection is not reset under the reply.
 func TestChunkedOversizedBodyGets413(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{MaxBodyBytes: 1024})
+	w := serveEcho(t, jsonrpcserver.Config{MaxBodyBytes: 1024})
 	// 64 KiB: the client is still writing when the connection is reset,
 	// which loses the answer about half the time, with or without -race.
 	body := rpc(`"big"`, "SendMessage", `{"message":`+msg10(strings.Repeat("a", 64<<10))+`}`)
@@ -582,7 +582,7 @@ func TestChunkedOversizedBodyGets413(t *testing.T) {
 // case-sensitive, so "ID", "Id", "METHOD" or "JSONRPC" are not the
 // envelope's members and cannot override them.
 func TestEnvelopeMemberNamesAreCaseSensitive(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, tc := range []struct {
 		name string
 		body string
@@ -609,7 +609,7 @@ func TestEnvelopeMemberNamesAreCaseSensitive(t *testing.T) {
 // the specification requires, so a 1.0 method needs the header, or the
 // A2A-Version request parameter the specification allows instead.
 func TestVersionWithoutHeader(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	body := rpc(`"v"`, "GetTask", `{"id":"nope"}`)
 	r := w.post(body, nil)
 	checkAnswer(t, errCase{wantID: `"v"`, code: int(a2a.CodeMethodNotFound), shape: shape10}, r.status, r.header, r.body)

@@ -51,7 +51,7 @@ func ExampleServer_Serve() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}

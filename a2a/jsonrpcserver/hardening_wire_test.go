@@ -44,7 +44,7 @@ func (w *wire) rawPost(host, origin string) reply {
 // browser: a name rebound to this server's address (Host) and a foreign
 // page (Origin) are refused; the names the server is served at are not.
 func TestForeignHostsRefused(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	u, _ := url.Parse(w.url)
 	port := u.Port()
 	for _, tt := range []struct {
@@ -73,14 +73,14 @@ func TestForeignHostsRefused(t *testing.T) {
 		})
 	}
 
-	configured := serveEcho(t, jsonrpcserver.Options{AllowedHosts: []string{"agents.example.com"}})
+	configured := serveEcho(t, jsonrpcserver.Config{AllowedHosts: []string{"agents.example.com"}})
 	if r := configured.rawPost("agents.example.com", "https://agents.example.com"); r.status != 200 {
 		t.Fatalf("a configured host: HTTP %d: %s", r.status, r.body)
 	}
 	if r := configured.rawPost("", ""); r.status != 403 {
 		t.Fatalf("with hosts configured, the listener's address: HTTP %d, want 403", r.status)
 	}
-	anyHost := serveEcho(t, jsonrpcserver.Options{AllowedHosts: []string{"*"}})
+	anyHost := serveEcho(t, jsonrpcserver.Config{AllowedHosts: []string{"*"}})
 	if r := anyHost.rawPost("whatever.example", ""); r.status != 200 {
 		t.Fatalf(`with "*": HTTP %d: %s`, r.status, r.body)
 	}
@@ -90,7 +90,7 @@ func TestForeignHostsRefused(t *testing.T) {
 func TestBusyAnswersRetryAfter(t *testing.T) {
 	cfg := server.Config{Card: echoCard(), Executor: fastEcho()}
 	cfg.Limits.MaxLiveTasks = 1
-	w := serve(t, cfg, jsonrpcserver.Options{})
+	w := serve(t, cfg, jsonrpcserver.Config{})
 	w.post(rpc("1", "SendMessage", `{"message":`+msg10("input: wait")+`}`), v10).result(t)
 
 	check := func(t *testing.T, status int, header http.Header, body []byte) {
@@ -131,7 +131,7 @@ func TestSlowClientsAreCut(t *testing.T) {
 	if a2atest.Mount() != a2atest.Hertz {
 		t.Skip("RequestTimeout and the like are Hertz's options; mounted in net/http, the http.Server's own timeouts bound slow clients")
 	}
-	w := serveEcho(t, jsonrpcserver.Options{RequestTimeout: 300 * time.Millisecond, ReadTimeout: 5 * time.Second, IdleTimeout: 300 * time.Millisecond})
+	w := serveEcho(t, jsonrpcserver.Config{RequestTimeout: 300 * time.Millisecond, ReadTimeout: 5 * time.Second, IdleTimeout: 300 * time.Millisecond})
 	addr := strings.TrimSuffix(strings.TrimPrefix(w.url, "http://"), "/")
 
 	// closedWithin reports whether the server closes conn before limit,

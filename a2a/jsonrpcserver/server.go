@@ -36,8 +36,8 @@ const CardPath = httpbind.CardPath
 // most this much delay of an event that is not the last.
 const FlushDelay = httpbind.FlushDelay
 
-// Options configures a Server. The zero value of each field is a default.
-type Options struct {
+// Config configures a Server. The zero value of each field is a default.
+type Config struct {
 	// Path is the JSON-RPC endpoint; "" means "/".
 	Path string
 	// MaxBodyBytes refuses larger request bodies; 0 means 8 MiB.
@@ -74,7 +74,7 @@ type Options struct {
 type Server struct {
 	bodies httpbind.BodyPool
 	h      *server.Handler
-	opts   Options
+	opts   Config
 	log    *slog.Logger
 	card   *httpbind.Card
 	hosts  *httpbind.Hosts
@@ -82,7 +82,7 @@ type Server struct {
 
 // New returns a Server for h. The agent card is encoded once, in a form
 // both 1.0 and 0.3 clients read.
-func New(h *server.Handler, opts Options) (*Server, error) {
+func New(h *server.Handler, opts Config) (*Server, error) {
 	if opts.Path == "" {
 		opts.Path = "/"
 	}
@@ -119,7 +119,7 @@ func New(h *server.Handler, opts Options) (*Server, error) {
 }
 
 // Listening tells the server the address it is served at: unless
-// Options.AllowedHosts lists the hosts, requests may name it as their
+// Config.AllowedHosts lists the hosts, requests may name it as their
 // host, besides the card's. Serve calls it; call it before serving when
 // Register mounts the server on a Hertz server of your own.
 func (s *Server) Listening(addr net.Addr) { s.hosts.AddListener(addr) }
@@ -156,18 +156,18 @@ func (s *Server) ServeRPC(ctx context.Context, c *app.RequestContext) {
 	s.serveRPC(ctx, httpbind.Hertz(c))
 }
 
-// Path returns the JSON-RPC endpoint's path (Options.Path).
+// Path returns the JSON-RPC endpoint's path (Config.Path).
 func (s *Server) Path() string { return s.opts.Path }
 
 // ServeHTTP serves the binding in a net/http server of the caller's, as
-// Register does on Hertz: the endpoint at Options.Path and the agent card
+// Register does on Hertz: the endpoint at Config.Path and the agent card
 // at CardPath; other paths are not found. A client that goes away cancels
 // its request's context, ending its stream. The http.Server's own
 // timeouts (ReadHeaderTimeout, ReadTimeout, IdleTimeout; no WriteTimeout,
-// which would cut streams) bound slow clients there, not Options'
+// which would cut streams) bound slow clients there, not Config'
 // RequestTimeout, ReadTimeout and IdleTimeout; and requests may name the
 // server's address as their host only once Listening has been told it (or
-// Options.AllowedHosts lists it).
+// Config.AllowedHosts lists it).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := httpbind.NetHTTP(w, r, &s.bodies)
 	switch x.Path() {
@@ -317,7 +317,7 @@ func (s *Server) writeErrorStatus(c httpbind.Exchange, status int, id json.RawMe
 // Serve serves the endpoint and the card on ln with Hertz until ctx is
 // done, then shuts down, giving in-flight requests up to grace to finish.
 // Extra Hertz options are applied after the binding's own. Unless
-// Options.AllowedHosts says otherwise, requests may name ln's address as
+// Config.AllowedHosts says otherwise, requests may name ln's address as
 // their host, besides the card's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration, extra ...config.Option) error {
 	s.Listening(ln.Addr())

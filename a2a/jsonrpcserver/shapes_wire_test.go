@@ -11,7 +11,7 @@ import (
 
 // TestSendMessageShapes checks the result of a send on both wires.
 func TestSendMessageShapes(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 
 	t.Run("1.0", func(t *testing.T) {
 		w := w.on(t)
@@ -134,7 +134,7 @@ func TestSendMessageShapes(t *testing.T) {
 
 // TestHistoryLengthZeroOmitsHistory checks the raw JSON: no "history" key.
 func TestHistoryLengthZeroOmitsHistory(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	id := taskID10(t, w.sendText10("hi"))
 	for _, tc := range []struct {
 		name, body string
@@ -173,7 +173,7 @@ func TestHistoryLengthZeroOmitsHistory(t *testing.T) {
 
 // TestListTasksShapes checks artifacts, nextPageToken and paging.
 func TestListTasksShapes(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, text := range []string{"one", "two", "three"} {
 		w.sendText10(text)
 	}
@@ -268,7 +268,7 @@ func TestListTasksShapes(t *testing.T) {
 
 // TestPushConfigShapes checks the push config operations' results.
 func TestPushConfigShapes(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	// Configs on a completed task: stored, never delivered.
 	id := taskID10(t, w.sendText10("hi"))
 
@@ -337,7 +337,7 @@ func TestPushConfigShapes(t *testing.T) {
 
 // TestCancelShapes cancels an input-required task on both wires.
 func TestCancelShapes(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, tc := range []struct {
 		name, method, want string
 		headers            map[string]string
@@ -366,7 +366,7 @@ func TestExtendedCardShapes(t *testing.T) {
 	card, ext := echoCard(), echoCard()
 	card.Capabilities.ExtendedAgentCard = true
 	ext.Name = "echo (extended)"
-	w := serve(t, server.Config{Card: card, ExtendedCard: ext, Executor: fastEcho()}, jsonrpcserver.Options{})
+	w := serve(t, server.Config{Card: card, ExtendedCard: ext, Executor: fastEcho()}, jsonrpcserver.Config{})
 
 	res := w.post(rpc("1", "GetExtendedAgentCard", `{}`), v10).result(t)
 	if str(t, res, "name") != "echo (extended)" || !has(t, res, "supportedInterfaces") {
@@ -381,7 +381,7 @@ func TestExtendedCardShapes(t *testing.T) {
 // TestNotifications: a request without an id is still answered, with a
 // null id, for results and errors alike.
 func TestNotifications(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, tc := range []struct {
 		name, body string
 		headers    map[string]string
@@ -436,7 +436,7 @@ func arr(t *testing.T, raw json.RawMessage) []json.RawMessage {
 // (section 5.5, ADR-001), whose parsers accept both names. The A2A TCK's
 // JSON-RPC client sends them so.
 func TestProtoFieldNames(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	id := taskID10(t, w.sendText10("hi"))
 	for _, c := range []struct{ method, params, path, want string }{
 		{"CreateTaskPushNotificationConfig", `{"task_id":"` + id + `","id":"c1","url":"https://example.com/hook"}`, "taskId", id},

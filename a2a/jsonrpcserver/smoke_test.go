@@ -14,7 +14,7 @@ import (
 
 func TestSmoke(t *testing.T) {
 	h := a2atest.NewHandler(t, server.Config{Card: echo.Card("http://placeholder/"), Executor: new(echo.Executor)})
-	url := a2atest.Serve(t, h, jsonrpcserver.Options{})
+	url := a2atest.Serve(t, h, jsonrpcserver.Config{})
 	c, err := client.NewFromURL(url, client.Config{ProtocolVersion: a2a.Version})
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func (g *gated) Cancel(context.Context, *a2a.Task) error { return nil }
 func serveGated(t *testing.T, chunks int) (*wire, *gated) {
 	g := newGated(chunks)
 	t.Cleanup(g.open)
-	return serve(t, server.Config{Card: echoCard(), Executor: g}, jsonrpcserver.Options{}), g
+	return serve(t, server.Config{Card: echoCard(), Executor: g}, jsonrpcserver.Config{}), g
 }
 
 // streamWire names the methods and spellings of one wire.
@@ -142,7 +142,7 @@ func checkConsecutive(t *testing.T, evs []streamed, first int) {
 // TestStreamFormat checks a whole SendStreamingMessage stream of the echo
 // agent (the task, WORKING, 10 chunks, COMPLETED) on both wires.
 func TestStreamFormat(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, sw := range streamWires {
 		t.Run(sw.name, func(t *testing.T) {
 			s := w.on(t).stream(rpc(`"st-1"`, sw.send, `{"message":`+sw.msg("hello stream")+`}`), sw.headers)
@@ -232,7 +232,7 @@ func TestSubscribeStream(t *testing.T) {
 func TestSubscribeInterrupted(t *testing.T) {
 	// No keep-alive within the test's time, so a snapshot left unflushed
 	// fails it instead of arriving late.
-	w := serve(t, server.Config{Card: echoCard(), Executor: fastEcho()}, jsonrpcserver.Options{KeepAlive: time.Hour})
+	w := serve(t, server.Config{Card: echoCard(), Executor: fastEcho()}, jsonrpcserver.Config{KeepAlive: time.Hour})
 	for _, sw := range streamWires {
 		t.Run(sw.name, func(t *testing.T) {
 			w := w.on(t)
@@ -260,7 +260,7 @@ func TestSubscribeInterrupted(t *testing.T) {
 // TestKeepAlive: an idle stream carries SSE comments.
 func TestKeepAlive(t *testing.T) {
 	slow := &echo.Executor{SlowChunks: 2, SlowInterval: 200 * time.Millisecond}
-	w := serve(t, server.Config{Card: echoCard(), Executor: slow}, jsonrpcserver.Options{KeepAlive: 20 * time.Millisecond})
+	w := serve(t, server.Config{Card: echoCard(), Executor: slow}, jsonrpcserver.Config{KeepAlive: 20 * time.Millisecond})
 	for _, sw := range streamWires {
 		t.Run(sw.name, func(t *testing.T) {
 			s := w.on(t).stream(rpc("5", sw.send, `{"message":`+sw.msg("slow: ab")+`}`), sw.headers)
@@ -286,7 +286,7 @@ func TestKeepAlive(t *testing.T) {
 // stream, whether the task has ended or is still running.
 func TestLastEventIDReplay(t *testing.T) {
 	t.Run("completed task", func(t *testing.T) {
-		w := serveEcho(t, jsonrpcserver.Options{})
+		w := serveEcho(t, jsonrpcserver.Config{})
 		for _, sw := range streamWires {
 			t.Run(sw.name, func(t *testing.T) {
 				w := w.on(t)
@@ -367,7 +367,7 @@ func compareEvents(t *testing.T, what string, got, want []streamed) {
 // TestClientDisconnectDoesNotStopTask: a client that reads two events of a
 // slow stream and hangs up leaves the task running to completion.
 func TestClientDisconnectDoesNotStopTask(t *testing.T) {
-	w := serveEcho(t, jsonrpcserver.Options{})
+	w := serveEcho(t, jsonrpcserver.Config{})
 	for _, sw := range streamWires {
 		t.Run(sw.name, func(t *testing.T) {
 			w := w.on(t)

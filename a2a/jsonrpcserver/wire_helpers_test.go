@@ -41,7 +41,7 @@ type wire struct {
 
 // serve starts a real server for cfg (Logger defaults to a silent one) and
 // returns a client for it; both are closed when the test ends.
-func serve(t *testing.T, cfg server.Config, opts jsonrpcserver.Options) *wire {
+func serve(t *testing.T, cfg server.Config, opts jsonrpcserver.Config) *wire {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quiet
@@ -72,7 +72,7 @@ func fastEcho() *echo.Executor {
 	return &echo.Executor{SlowChunks: 5, SlowInterval: 20 * time.Millisecond}
 }
 
-func serveEcho(t *testing.T, opts jsonrpcserver.Options) *wire {
+func serveEcho(t *testing.T, opts jsonrpcserver.Config) *wire {
 	return serve(t, server.Config{Card: echoCard(), Executor: fastEcho()}, opts)
 }
 

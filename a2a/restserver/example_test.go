@@ -53,7 +53,7 @@ func ExampleServer_Serve() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func ExampleServer_ServeHTTP() {
 		log.Fatal(err)
 	}
 	defer h.Close(context.Background())
-	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Options{})
+	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}

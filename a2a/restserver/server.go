@@ -51,7 +51,7 @@ type Config struct {
 	// CardMaxAge is the agent card's Cache-Control max-age; 0 means 5 min.
 	CardMaxAge time.Duration
 	// AllowedHosts are the host names requests may name in Host and
-	// Origin, as jsonrpcserver.Options.AllowedHosts says: without it, the
+	// Origin, as jsonrpcserver.Config.AllowedHosts says: without it, the
 	// hosts of the card's interface URLs and the address Serve listens on.
 	// A request naming another host is refused with 403.
 	AllowedHosts []string

@@ -82,7 +82,7 @@ func serveBoth(t *testing.T, cfg server.Config) *wire {
 		{URL: url, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.Version},
 	}
 	h := a2atest.NewHandler(t, cfg)
-	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: quiet})
+	rpc, err := jsonrpcserver.New(h, jsonrpcserver.Config{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func run(addr, natsURL string, retention, commitDelay time.Duration, publishes i
 	if err != nil {
 		return err
 	}
-	srv, err := jsonrpcserver.New(h, jsonrpcserver.Options{Logger: log})
+	srv, err := jsonrpcserver.New(h, jsonrpcserver.Config{Logger: log})
 	if err != nil {
 		return err
 	}

@@ -143,7 +143,7 @@ func startHostile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	h := a2atest.NewHandler(t, server.Config{Card: card, Executor: hostileAgent{}, Tasks: tasks})
-	a2atest.ServeOn(t, ln, h, jsonrpcserver.Options{})
+	a2atest.ServeOn(t, ln, h, jsonrpcserver.Config{})
 	return url
 }
 

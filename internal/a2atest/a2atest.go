@@ -27,7 +27,7 @@ import (
 // Serve serves h over JSON-RPC on a fresh 127.0.0.1 port until the test
 // ends, then closes the server and the handler. It returns the endpoint
 // URL (which is also the agent's base URL).
-func Serve(t testing.TB, h *server.Handler, opts jsonrpcserver.Options) string {
+func Serve(t testing.TB, h *server.Handler, opts jsonrpcserver.Config) string {
 	t.Helper()
 	ln, url := Listen(t)
 	ServeOn(t, ln, h, opts)
@@ -47,7 +47,7 @@ func Listen(t testing.TB) (net.Listener, string) {
 }
 
 // ServeOn serves h on ln like Serve.
-func ServeOn(t testing.TB, ln net.Listener, h *server.Handler, opts jsonrpcserver.Options) {
+func ServeOn(t testing.TB, ln net.Listener, h *server.Handler, opts jsonrpcserver.Config) {
 	t.Helper()
 	srv, err := jsonrpcserver.New(h, opts)
 	if err != nil {
