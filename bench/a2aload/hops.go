@@ -34,7 +34,10 @@ func hopsCmd(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	impls := []*hopImpl{{name: "a2amesh", bin: *ours, nats: true, version: "1.0"}}
+	impls := []*hopImpl{
+		{name: "a2amesh", bin: *ours, nats: true, version: "1.0"},
+		{name: "a2amesh, hops over gRPC", bin: *ours, nats: true, version: "1.0", grpc: true},
+	}
 	if *peer != "" {
 		impls = append(impls, &hopImpl{name: "adk-go v0.3.0 + a2a-go v0.3.3", bin: *peer, version: "0.3"})
 	}
@@ -104,9 +107,12 @@ func medianLatency(ms []measurement) measurement {
 type hopImpl struct {
 	name, bin string
 	nats      bool
-	version   string // the A2A version its servers speak
-	sent      int    // requests answered in this topology, for the events check
-	dirs      []string
+	// grpc: every agent also serves gRPC, and each relay calls the next
+	// agent over it (the load still enters the front over JSON-RPC).
+	grpc    bool
+	version string // the A2A version its servers speak
+	sent    int    // requests answered in this topology, for the events check
+	dirs    []string
 }
 
 // stop stops procs, the front first, and removes their data.
@@ -140,8 +146,14 @@ func (h *hopImpl) topology(hops int) (procs []*target, natsURL string, err error
 		natsURL = "nats://" + n.addr
 		common = []string{"--nats", natsURL, "--log-level", "warn", "--retention", "5s"}
 	}
+	grpc := func(i int) []string {
+		if !h.grpc {
+			return nil
+		}
+		return []string{"--grpc-addr", "127.0.0.1:" + strconv.Itoa(base+50+i), "--hop", "GRPC"}
+	}
 	leaf := &target{name: "leaf", bin: h.bin, addr: "127.0.0.1:" + strconv.Itoa(base), path: "/",
-		args: append([]string{"leaf", "--addr", "127.0.0.1:" + strconv.Itoa(base)}, common...)}
+		args: append(append([]string{"leaf", "--addr", "127.0.0.1:" + strconv.Itoa(base)}, common...), grpc(0)...)}
 	if err := leaf.start(); err != nil {
 		return procs, "", err
 	}
@@ -149,7 +161,7 @@ func (h *hopImpl) topology(hops int) (procs []*target, natsURL string, err error
 	for i := 1; i <= hops; i++ {
 		addr := "127.0.0.1:" + strconv.Itoa(base+i)
 		relay := &target{name: "relay" + strconv.Itoa(i), bin: h.bin, addr: addr, path: "/",
-			args: append([]string{"relay", "--addr", addr, "--to", "http://" + procs[len(procs)-1].addr + "/"}, common...)}
+			args: append(append([]string{"relay", "--addr", addr, "--to", "http://" + procs[len(procs)-1].addr + "/"}, common...), grpc(i)...)}
 		if err := relay.start(); err != nil {
 			return procs, "", err
 		}

@@ -6,6 +6,9 @@
 //	hops leaf  --addr 127.0.0.1:9301 --nats nats://127.0.0.1:4333
 //	hops relay --addr 127.0.0.1:9302 --to http://127.0.0.1:9301/ --nats ...
 //	hops nats  --port 4333 --dir /tmp/nats
+//
+// With --grpc-addr an agent serves the gRPC binding too, and with --hop
+// GRPC a relay calls the next agent over it.
 package main
 
 import (
@@ -15,6 +18,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/bridge"
@@ -69,6 +75,8 @@ func serveAgent(ctx context.Context, name string, args []string, make func(conte
 	natsURL := fs.String("nats", "", "NATS server to publish task events to")
 	level := fs.String("log-level", "info", "log level")
 	retention := fs.Duration("retention", 0, "how long finished tasks are kept (0: the default)")
+	grpcAddr := fs.String("grpc-addr", "", "address to serve the gRPC binding on too (empty: none)")
+	hop := fs.String("hop", "", "the binding a relay calls the next agent over (empty: JSON-RPC)")
 	for _, m := range more {
 		m(fs)
 	}
@@ -80,11 +88,19 @@ func serveAgent(ctx context.Context, name string, args []string, make func(conte
 		return err
 	}
 	cli.TuneProcess(log) // as the a2amesh command does
-	agent, err := make(ctx, &bridge.RemoteConfig{Wait: time.Minute})
+	rc := &bridge.RemoteConfig{Wait: time.Minute}
+	switch *hop {
+	case "", a2a.BindingJSONRPC:
+	case a2a.BindingGRPC:
+		rc.Bindings = []client.Binding{grpcclient.Binding(grpcclient.Config{})}
+	default:
+		return fmt.Errorf("--hop %q: want %s or %s", *hop, a2a.BindingJSONRPC, a2a.BindingGRPC)
+	}
+	agent, err := make(ctx, rc)
 	if err != nil {
 		return err
 	}
-	s, err := serve.New(ctx, agent, serve.Config{Addr: *addr, State: serve.StateMemory, NATS: serve.NATS{URL: *natsURL}, Retention: *retention, Logger: log})
+	s, err := serve.New(ctx, agent, serve.Config{Addr: *addr, GRPCAddr: *grpcAddr, State: serve.StateMemory, NATS: serve.NATS{URL: *natsURL}, Retention: *retention, Logger: log})
 	if err != nil {
 		return err
 	}
