@@ -190,8 +190,8 @@ func jsUnavailable(t *testing.T, msg string) {
 	t.Fatalf("%s; or set %s=node to skip this test", msg, allowSkipEnv)
 }
 
-// installJSDeps makes sure js/node_modules holds the pinned SDK and returns
-// the js directory. node_modules is kept between runs (it is gitignored);
+// installJSDeps makes sure js/node_modules holds the locked packages (the
+// pinned SDK and its gRPC peers) and returns the js directory. node_modules is kept between runs (it is gitignored);
 // when it is missing or stale, the dependencies are installed with npm ci
 // (npm install when there is no lock file) in a temporary copy of the
 // package next to it, which then replaces it in one rename, so that an
@@ -248,26 +248,73 @@ func installJSDeps(t *testing.T, npm []string) string {
 		t.Fatalf("moving the installed packages into %s: %v", modules, err)
 	}
 	if !jsDepsInstalled(dir) {
-		t.Fatalf("npm %s did not install %s@%s into %s", args[0], jsSDK, jsSDKVersion, modules)
+		t.Fatalf("npm %s did not install the packages js/package-lock.json locks (%s@%s and its gRPC peers) into %s", args[0], jsSDK, jsSDKVersion, modules)
 	}
 	return dir
 }
 
-// jsDepsInstalled reports whether dir/node_modules holds the pinned SDK and
-// its dependency.
+// jsDepsInstalled reports whether dir/node_modules holds every package of
+// the lock file at its locked version (or, without a lock file, the
+// dependencies package.json pins), so that a node_modules installed from
+// an older lock is replaced.
 func jsDepsInstalled(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "node_modules", jsSDK, "package.json"))
+	want, err := lockedPackages(dir)
+	if err != nil || len(want) == 0 {
+		return false
+	}
+	for path, version := range want {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path), "package.json"))
+		if err != nil {
+			return false
+		}
+		var pkg struct {
+			Version string `json:"version"`
+		}
+		if json.Unmarshal(b, &pkg) != nil || pkg.Version != version {
+			return false
+		}
+	}
+	return true
+}
+
+// lockedPackages returns the packages dir's package-lock.json installs, by
+// their path under dir ("node_modules/@a2a-js/sdk"), with their versions;
+// without a lock file, package.json's dependencies.
+func lockedPackages(dir string) (map[string]string, error) {
+	want := make(map[string]string)
+	b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		if b, err = os.ReadFile(filepath.Join(dir, "package.json")); err != nil {
+			return nil, err
+		}
+		var pkg struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil {
+			return nil, fmt.Errorf("package.json: %w", err)
+		}
+		for name, version := range pkg.Dependencies {
+			want["node_modules/"+name] = version
+		}
+		return want, nil
+	}
 	if err != nil {
-		return false
+		return nil, err
 	}
-	var pkg struct {
-		Version string `json:"version"`
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
 	}
-	if json.Unmarshal(b, &pkg) != nil || pkg.Version != jsSDKVersion {
-		return false
+	if err := json.Unmarshal(b, &lock); err != nil {
+		return nil, fmt.Errorf("package-lock.json: %w", err)
 	}
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "jose", "package.json"))
-	return err == nil
+	for path, p := range lock.Packages {
+		if path != "" { // the root: the package itself
+			want[path] = p.Version
+		}
+	}
+	return want, nil
 }
 
 func lastLine(s string) string {
