@@ -1,7 +1,8 @@
 package interop
 
-// @a2a-js/sdk 1.3.0's client against the a2amesh server, through
-// js/interop.mjs run by Node.js.
+// @a2a-js/sdk 1.3.0's client against the a2amesh server over each of its
+// bindings (JSON-RPC, HTTP+JSON, gRPC), through js/interop.mjs run by
+// Node.js.
 
 import (
 	"bytes"
@@ -9,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +22,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
+	"github.com/a2amesh/a2amesh/serve"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // allowSkipEnv names the variable that lets a run skip tests whose peer is
@@ -46,9 +54,10 @@ type jsSummary struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error"`
 	Card  struct {
-		Name            string `json:"name"`
-		ProtocolVersion string `json:"protocolVersion"`
-		Binding         string `json:"binding"`
+		Name            string   `json:"name"`
+		Interfaces      []string `json:"interfaces"`
+		ProtocolVersion string   `json:"protocolVersion"`
+		Binding         string   `json:"binding"`
 	} `json:"card"`
 	Send struct {
 		TaskID string `json:"taskId"`
@@ -67,6 +76,34 @@ type jsSummary struct {
 		History    int    `json:"history"`
 		HistoryAt0 int    `json:"historyAt0"`
 	} `json:"get"`
+	Cancel struct {
+		TaskID string `json:"taskId"`
+		State  string `json:"state"`
+		After  string `json:"after"`
+	} `json:"cancel"`
+	Subscribe struct {
+		TaskID string   `json:"taskId"`
+		Kinds  []string `json:"kinds"`
+	} `json:"subscribe"`
+	NotFound struct {
+		Name         string `json:"name"`
+		Reason       string `json:"reason"`
+		Transport    string `json:"transport"`
+		Code         int    `json:"code"`
+		TaskNotFound bool   `json:"taskNotFound"`
+	} `json:"notFound"`
+}
+
+// jsRun is one run of interop.mjs: the server, the binding the SDK is
+// told to prefer ("" for none: it takes the card's first), the binding it
+// must pick, and how that binding carries TaskNotFound (spec §5.4: gRPC
+// NOT_FOUND, HTTP 404, JSON-RPC -32001).
+type jsRun struct {
+	srv          *ourServer
+	prefer       string
+	binding      string
+	transport    string
+	notFoundCode int
 }
 
 func TestJSClient(t *testing.T) {
@@ -79,24 +116,60 @@ func TestJSClient(t *testing.T) {
 	}
 	node, npm := requireNode(t)
 	dir := installJSDeps(t, npm)
-	// The SDK takes the card's first interface: JSON-RPC on the one server,
-	// HTTP+JSON on the other.
-	for _, tc := range []struct {
-		binding string
-		srv     *ourServer
-	}{
-		{a2a.BindingJSONRPC, startOurServer(t, ourOptions{})},
-		{a2a.BindingHTTPJSON, startOurRESTServer(t, "", nil, false)},
+	// Without a preference the SDK takes the card's first interface:
+	// JSON-RPC on the one server, HTTP+JSON on the other. serve's card
+	// lists JSON-RPC, HTTP+JSON, gRPC in that order, so the SDK is told to
+	// prefer gRPC there.
+	for _, tc := range []jsRun{
+		{srv: startOurServer(t, ourOptions{}), binding: a2a.BindingJSONRPC, transport: "jsonrpc", notFoundCode: int(a2a.CodeTaskNotFound)},
+		{srv: startOurRESTServer(t, "", nil, false), binding: a2a.BindingHTTPJSON, transport: "rest", notFoundCode: http.StatusNotFound},
+		{srv: startServeGRPC(t), prefer: a2a.BindingGRPC, binding: a2a.BindingGRPC, transport: "grpc", notFoundCode: int(codes.NotFound)},
 	} {
-		t.Run(tc.binding, func(t *testing.T) { runJSClient(t, node, dir, tc.srv, tc.binding) })
+		t.Run(tc.binding, func(t *testing.T) { runJSClient(t, node, dir, tc) })
 	}
 }
 
-// runJSClient runs interop.mjs against srv and checks what it reports.
-func runJSClient(t *testing.T, node, dir string, srv *ourServer, binding string) {
+// startServeGRPC serves the holding echo agent with serve.NewExecutor,
+// JSON-RPC and HTTP+JSON on one port and gRPC on another, until the test
+// ends: the server a deployment runs, with the card it makes.
+func startServeGRPC(t *testing.T) *ourServer {
+	t.Helper()
+	ln, url := a2atest.Listen(t)
+	agent := &holdingEcho{Executor: &echo.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval}}
+	s, err := serve.NewExecutor(testContext(t), agent, echo.Card(url), serve.Config{
+		Listener: ln, GRPCAddr: "127.0.0.1:0", ShutdownGrace: 100 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		ln.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("the server at %s did not stop within 15 s", url)
+		}
+	})
+	return &ourServer{URL: s.URL(), Handler: s.Handler(), agent: agent}
+}
+
+// runJSClient runs interop.mjs against run.srv and checks what it reports.
+func runJSClient(t *testing.T, node, dir string, run jsRun) {
 	ctx, cancel := context.WithTimeout(testContext(t), nodeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "interop.mjs", srv.URL)
+	args := []string{"interop.mjs", "--held", holdPrefix}
+	if run.prefer != "" {
+		args = append(args, "--prefer", run.prefer)
+	}
+	cmd := exec.CommandContext(ctx, node, append(args, run.srv.URL)...)
 	cmd.Dir = dir
 	cmd.WaitDelay = 5 * time.Second // for the output, should node leave a process holding it
 	var stdout, stderr bytes.Buffer
@@ -113,9 +186,10 @@ func runJSClient(t *testing.T, node, dir string, srv *ourServer, binding string)
 	if runErr != nil || !sum.OK {
 		t.Fatalf("@a2a-js/sdk interop failed (%v): %s\nsummary: %s\nstderr: %s", runErr, sum.Error, line, stderr.Bytes())
 	}
+	t.Logf("the SDK picked %s among %v", sum.Card.Binding, sum.Card.Interfaces)
 
-	if sum.Card.Name != "echo" || sum.Card.ProtocolVersion != a2a.Version || sum.Card.Binding != binding {
-		t.Errorf("card %+v, want echo over %s 1.0", sum.Card, binding)
+	if sum.Card.Name != "echo" || sum.Card.ProtocolVersion != a2a.Version || sum.Card.Binding != run.binding {
+		t.Errorf("card %+v, want echo over %s 1.0", sum.Card, run.binding)
 	}
 	if sum.Send.State != "TASK_STATE_COMPLETED" || sum.Send.Echo != "hello from a2a-js" {
 		t.Errorf("send %+v", sum.Send)
@@ -131,10 +205,24 @@ func runJSClient(t *testing.T, node, dir string, srv *ourServer, binding string)
 	if sum.Get.TaskID != sum.Send.TaskID || sum.Get.State != "TASK_STATE_COMPLETED" || sum.Get.Echo != sum.Send.Echo || sum.Get.History == 0 || sum.Get.HistoryAt0 != 0 {
 		t.Errorf("get %+v", sum.Get)
 	}
+	if sum.Cancel.TaskID == "" || sum.Cancel.State != "TASK_STATE_CANCELED" || sum.Cancel.After != "TASK_STATE_CANCELED" {
+		t.Errorf("cancel %+v", sum.Cancel)
+	}
+	if wantSub := []string{"task", "status:TASK_STATE_CANCELED"}; sum.Subscribe.TaskID == "" || !slices.Equal(sum.Subscribe.Kinds, wantSub) {
+		t.Errorf("subscribe %+v, want the events %v", sum.Subscribe, wantSub)
+	}
+	if nf := sum.NotFound; !nf.TaskNotFound || nf.Reason != "TASK_NOT_FOUND" || nf.Transport != run.transport || nf.Code != run.notFoundCode {
+		t.Errorf("GetTask of a missing task: the SDK raised %+v, want TaskNotFoundError (TASK_NOT_FOUND) from its %s transport with code %d", nf, run.transport, run.notFoundCode)
+	}
 	// The tasks the SDK reported are ours.
-	task, err := srv.Handler.GetTask(ctx, &a2a.GetTaskRequest{ID: sum.Send.TaskID})
+	task, err := run.srv.Handler.GetTask(ctx, &a2a.GetTaskRequest{ID: sum.Send.TaskID})
 	if err != nil || task.Status.State != a2a.TaskStateCompleted || artifactText(task) != "hello from a2a-js" {
 		t.Errorf("our server's view of task %s: %v, %v", sum.Send.TaskID, task, err)
+	}
+	for _, id := range []string{sum.Cancel.TaskID, sum.Subscribe.TaskID} {
+		if task, err := run.srv.Handler.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+			t.Errorf("our server's view of the canceled task %s: %v, %v", id, task, err)
+		}
 	}
 }
 
@@ -190,8 +278,8 @@ func jsUnavailable(t *testing.T, msg string) {
 	t.Fatalf("%s; or set %s=node to skip this test", msg, allowSkipEnv)
 }
 
-// installJSDeps makes sure js/node_modules holds the pinned SDK and returns
-// the js directory. node_modules is kept between runs (it is gitignored);
+// installJSDeps makes sure js/node_modules holds the locked packages (the
+// pinned SDK and its gRPC peers) and returns the js directory. node_modules is kept between runs (it is gitignored);
 // when it is missing or stale, the dependencies are installed with npm ci
 // (npm install when there is no lock file) in a temporary copy of the
 // package next to it, which then replaces it in one rename, so that an
@@ -248,26 +336,73 @@ func installJSDeps(t *testing.T, npm []string) string {
 		t.Fatalf("moving the installed packages into %s: %v", modules, err)
 	}
 	if !jsDepsInstalled(dir) {
-		t.Fatalf("npm %s did not install %s@%s into %s", args[0], jsSDK, jsSDKVersion, modules)
+		t.Fatalf("npm %s did not install the packages js/package-lock.json locks (%s@%s and its gRPC peers) into %s", args[0], jsSDK, jsSDKVersion, modules)
 	}
 	return dir
 }
 
-// jsDepsInstalled reports whether dir/node_modules holds the pinned SDK and
-// its dependency.
+// jsDepsInstalled reports whether dir/node_modules holds every package of
+// the lock file at its locked version (or, without a lock file, the
+// dependencies package.json pins), so that a node_modules installed from
+// an older lock is replaced.
 func jsDepsInstalled(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "node_modules", jsSDK, "package.json"))
+	want, err := lockedPackages(dir)
+	if err != nil || len(want) == 0 {
+		return false
+	}
+	for path, version := range want {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path), "package.json"))
+		if err != nil {
+			return false
+		}
+		var pkg struct {
+			Version string `json:"version"`
+		}
+		if json.Unmarshal(b, &pkg) != nil || pkg.Version != version {
+			return false
+		}
+	}
+	return true
+}
+
+// lockedPackages returns the packages dir's package-lock.json installs, by
+// their path under dir ("node_modules/@a2a-js/sdk"), with their versions;
+// without a lock file, package.json's dependencies.
+func lockedPackages(dir string) (map[string]string, error) {
+	want := make(map[string]string)
+	b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		if b, err = os.ReadFile(filepath.Join(dir, "package.json")); err != nil {
+			return nil, err
+		}
+		var pkg struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil {
+			return nil, fmt.Errorf("package.json: %w", err)
+		}
+		for name, version := range pkg.Dependencies {
+			want["node_modules/"+name] = version
+		}
+		return want, nil
+	}
 	if err != nil {
-		return false
+		return nil, err
 	}
-	var pkg struct {
-		Version string `json:"version"`
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
 	}
-	if json.Unmarshal(b, &pkg) != nil || pkg.Version != jsSDKVersion {
-		return false
+	if err := json.Unmarshal(b, &lock); err != nil {
+		return nil, fmt.Errorf("package-lock.json: %w", err)
 	}
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "jose", "package.json"))
-	return err == nil
+	for path, p := range lock.Packages {
+		if path != "" { // the root: the package itself
+			want[path] = p.Version
+		}
+	}
+	return want, nil
 }
 
 func lastLine(s string) string {
