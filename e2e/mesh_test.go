@@ -22,7 +22,9 @@ import (
 
 // The seed scenarios across processes, with the offline model.
 
-func TestRouterToWeatherAndTheFailedRoute(t *testing.T) { overEveryBinding(t, testRouterToWeatherAndTheFailedRoute) }
+func TestRouterToWeatherAndTheFailedRoute(t *testing.T) {
+	overEveryBinding(t, testRouterToWeatherAndTheFailedRoute)
+}
 
 func testRouterToWeatherAndTheFailedRoute(t *testing.T, m *mesh) {
 	_, router := m.service("router")
@@ -140,7 +142,9 @@ func eventsOn(t *testing.T, ctx context.Context, m *mesh, agents map[string]stri
 	t.Logf("NATS holds the %d events of the %d tasks, as their agents logged them", total, len(want))
 }
 
-func TestSupervisorReportAcrossProcesses(t *testing.T) { overEveryBinding(t, testSupervisorReportAcrossProcesses) }
+func TestSupervisorReportAcrossProcesses(t *testing.T) {
+	overEveryBinding(t, testSupervisorReportAcrossProcesses)
+}
 
 func testSupervisorReportAcrossProcesses(t *testing.T, m *mesh) {
 	_, research := m.service("research")
@@ -173,7 +177,9 @@ entry: {agent: supervisor}
 	}
 }
 
-func TestPlanExecuteWithARemoteExecutor(t *testing.T) { overEveryBinding(t, testPlanExecuteWithARemoteExecutor) }
+func TestPlanExecuteWithARemoteExecutor(t *testing.T) {
+	overEveryBinding(t, testPlanExecuteWithARemoteExecutor)
+}
 
 func testPlanExecuteWithARemoteExecutor(t *testing.T, m *mesh) {
 	_, math := m.service("math")
@@ -206,7 +212,9 @@ entry: {planExecute: {name: TripPlanner, executor: {agent: math}, maxIterations:
 	}
 }
 
-func TestSequentialAndParallelOverRemoteAgents(t *testing.T) { overEveryBinding(t, testSequentialAndParallelOverRemoteAgents) }
+func TestSequentialAndParallelOverRemoteAgents(t *testing.T) {
+	overEveryBinding(t, testSequentialAndParallelOverRemoteAgents)
+}
 
 func testSequentialAndParallelOverRemoteAgents(t *testing.T, m *mesh) {
 	_, research := m.service("research")
@@ -249,7 +257,9 @@ entry: {parallel: {name: Both, steps: [{agent: weather}, {agent: math}]}}
 // An interrupt in a remote worker is resumed through the gateway, even after
 // the gateway and then the worker restarted (their tasks were in memory,
 // their checkpoints on disk).
-func TestInterruptResumedThroughTheGatewayAfterRestarts(t *testing.T) { overEveryBinding(t, testInterruptResumedThroughTheGatewayAfterRestarts) }
+func TestInterruptResumedThroughTheGatewayAfterRestarts(t *testing.T) {
+	overEveryBinding(t, testInterruptResumedThroughTheGatewayAfterRestarts)
+}
 
 func testInterruptResumedThroughTheGatewayAfterRestarts(t *testing.T, m *mesh) {
 	_, router := m.service("router")

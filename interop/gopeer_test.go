@@ -64,7 +64,7 @@ func TestGoPeer(t *testing.T) {
 		c := endpoint(t, peer.Card.SupportedInterfaces[0])
 		goSmoke(t, c)
 		if viaGRPC == nil {
-			t.Skip("no task was made over gRPC")
+			t.Fatal("no task was made over gRPC to read over REST (see the GRPC subtest)")
 		}
 		got, err := c.GetTask(ctx, &a2ago.GetTaskRequest{ID: viaGRPC.ID})
 		if err != nil || got.ID != viaGRPC.ID {
