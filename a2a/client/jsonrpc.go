@@ -1,19 +1,15 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
@@ -203,76 +199,4 @@ func (c *rpcConn) openStream(ctx context.Context, op jsonrpc.Op, params any, req
 	}, func(err error) error {
 		return fmt.Errorf("a2a client: %s %s: %w: %w", op, c.url, ErrStreamCut, err)
 	}), nil
-}
-
-// ssePool keeps the read buffers of finished event streams
-// (*bufio.Reader) for the next ones.
-type ssePool struct{ p sync.Pool }
-
-// sseStream is an EventStream over a text/event-stream response.
-type sseStream struct {
-	resp   *http.Response
-	cancel context.CancelFunc
-	br     *bufio.Reader
-	r      *sseReader
-	pool   *ssePool
-	decode func([]byte) (a2a.Event, error)
-	cut    func(error) error
-	final  bool
-	closed bool
-}
-
-// stream reads resp's events: decode turns one event's data into an
-// event, cut wraps a read failure as a cut of the stream. cancel ends the
-// request.
-func (p *ssePool) stream(resp *http.Response, cancel context.CancelFunc, maxEv int, alive func(),
-	decode func([]byte) (a2a.Event, error), cut func(error) error) *sseStream {
-	br, _ := p.p.Get().(*bufio.Reader)
-	if br == nil {
-		br = bufio.NewReaderSize(resp.Body, sseBufferSize)
-	} else {
-		br.Reset(resp.Body)
-	}
-	return &sseStream{resp: resp, cancel: cancel, br: br, r: newSSEReader(br, maxEv, alive), pool: p, decode: decode, cut: cut}
-}
-
-func (s *sseStream) Recv() (Event, error) {
-	if s.final || s.closed {
-		return Event{}, io.EOF
-	}
-	raw, err := s.r.Next()
-	if err != nil {
-		if errors.Is(err, errEventTooLarge) {
-			return Event{}, fmt.Errorf("a2a client: %w", err)
-		}
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return Event{}, s.cut(err)
-	}
-	ev, err := s.decode(raw.Data)
-	if err != nil {
-		return Event{}, err
-	}
-	s.final = final(ev)
-	return Event{Event: ev, ID: raw.ID}, nil
-}
-
-func (s *sseStream) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if s.final {
-		// The server ends the stream after its final event; reading up
-		// to the end lets the connection be reused instead of closed.
-		stop := time.AfterFunc(100*time.Millisecond, s.cancel)
-		_, _ = io.CopyN(io.Discard, s.resp.Body, 64<<10) // what is left is not ours to check
-		stop.Stop()
-	}
-	s.cancel()
-	err := s.resp.Body.Close()
-	s.br.Reset(nil)
-	s.pool.p.Put(s.br)
-	return err
 }
