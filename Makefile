@@ -51,6 +51,7 @@ FUZZ_TARGETS := \
 	./a2a/jsonrpc:FuzzScanEnvelope \
 	./a2a/jsonrpc:FuzzDecodeResponse \
 	./a2a/internal/pbconv:FuzzRequest \
+	./a2a/internal/pbconv:FuzzDirectEvent \
 	./a2a/restserver:FuzzRESTRequest \
 	./internal/fastjson:FuzzReadAny \
 	./internal/fastjson:FuzzAppendString \

@@ -28,6 +28,7 @@ import (
 	"github.com/cloudwego/kitex/pkg/endpoint"
 	kgrpc "github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/grpc"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	"github.com/cloudwego/kitex/pkg/serviceinfo"
 	"github.com/cloudwego/kitex/pkg/streaming"
 	kserver "github.com/cloudwego/kitex/server"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -123,7 +124,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		kserver.WithSendMiddleware(s.encodeWithPBWire),
 		kserver.WithGRPCKeepaliveEnforcementPolicy(kgrpc.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 	}, s.opts...)
-	svr := a2aservice.NewServer(s, opts...) // Kitex wants the handler as a pointer
+	svr := kserver.NewServer(opts...)
+	if err := svr.RegisterService(s.serviceInfo(), s); err != nil { // Kitex wants the handler as a pointer
+		return fmt.Errorf("grpcserver: %w", err)
+	}
 	ran := make(chan error, 1)
 	go func() { ran <- svr.Run() }()
 	select {
@@ -141,14 +145,53 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
+// serviceInfo is the generated service's, but for SendMessage, whose
+// handler on the gRPC transport writes the Handler's answer directly
+// (sendMessage).
+func (s *Server) serviceInfo() *serviceinfo.ServiceInfo {
+	info := a2aservice.NewServiceInfo()
+	gen := info.Methods["SendMessage"]
+	info.Methods["SendMessage"] = serviceinfo.NewMethodInfo(
+		func(ctx context.Context, handler, arg, result any) error {
+			if a, ok := arg.(*streaming.Args); ok {
+				return s.sendMessage(ctx, a.Stream)
+			}
+			return gen.Handler()(ctx, handler, arg, result)
+		},
+		gen.NewArgs, gen.NewResult, gen.OneWay(), serviceinfo.WithStreamingMode(gen.StreamingMode()))
+	return info
+}
+
 // encodeWithPBWire has Kitex write each message the service sends with
 // pbwire, which keeps set oneof members that hold zero values (an empty
-// text part, a 0 or false in metadata) that prutal v0.1.3 drops.
+// text part, a 0 or false in metadata) that prutal v0.1.3 drops. Stream
+// items and SendMessage's answer come already encoded (pbconv's direct
+// encoding, which keeps them too) and go out as they are.
 func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpoint {
 	return func(st streaming.Stream, msg any) error {
+		if _, ok := msg.(encoded); ok {
+			return next(st, msg)
+		}
 		return next(st, pbwire.Outgoing{Enc: &s.enc, Msg: msg})
 	}
 }
+
+// encoded is a message already in the protobuf binary format, on its way
+// out through Kitex's gRPC codec, which writes a message by calling its
+// Marshal. Kitex calls Marshal(nil) within SendMsg, and Marshal copies,
+// so the bytes may be reused once SendMsg returns.
+type encoded []byte
+
+// Marshal appends the message to b.
+func (m encoded) Marshal(b []byte) ([]byte, error) { return append(b, m...), nil }
+
+// Unmarshal is never called: an outgoing message is only sent.
+func (encoded) Unmarshal([]byte) error {
+	return errors.New("grpcserver: an outgoing message cannot be decoded into")
+}
+
+// GetFirstArgument is the message, as pbwire.Outgoing's.
+func (m encoded) GetFirstArgument() any { return m }
 
 // begin checks the call's metadata and attaches its call info to ctx. The
 // service is A2A 1.0 only: a call without a2a-version is taken as 1.0, one
@@ -225,7 +268,11 @@ func noErr[A, B any](f func(A) B) func(A) (B, error) {
 // it, and goes out at once, so that a client waiting for a slow first
 // event hears from the server; otherwise the first event's own goes with
 // it. A direct message reply has none.
-func (s *Server) stream(method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error], send func(*a2apb.StreamResponse) error) error {
+//
+// Each event is written directly from the model (pbconv.AppendEvent) into
+// a buffer the stream reuses, rather than converted to a2apb and written
+// by pbwire: the same bytes, without the copy.
+func (s *Server) stream(method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error]) error {
 	headed := first > 0
 	if headed {
 		if err := st.SendHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(first, 10))); err != nil {
@@ -233,6 +280,7 @@ func (s *Server) stream(method string, st streaming.Stream, first uint64, events
 			return err
 		}
 	}
+	var buf []byte
 	for e, err := range events {
 		if err != nil {
 			return statusError(s.log, method, err)
@@ -243,11 +291,11 @@ func (s *Server) stream(method string, st streaming.Stream, first uint64, events
 			}
 		}
 		headed = true
-		item, err := pbconv.EventToPB(e.Event)
+		buf, err = pbconv.AppendEvent(buf[:0], e.Event)
 		if err != nil {
 			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
 		}
-		if err := send(item); err != nil {
+		if err := st.SendMsg(encoded(buf)); err != nil {
 			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
 			return err
 		}
@@ -255,9 +303,28 @@ func (s *Server) stream(method string, st streaming.Stream, first uint64, events
 	return nil
 }
 
-// SendMessage implements a2apb.A2AService.
+// SendMessage implements a2apb.A2AService. Served by Kitex over gRPC,
+// the call goes to sendMessage instead, which does the same but writes
+// the answer directly.
 func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest) (*a2apb.SendMessageResponse, error) {
 	return unary(s, ctx, "SendMessage", req, pbconv.SendRequestFromPB, s.h.SendMessage, pbconv.SendResponseToPB)
+}
+
+// sendMessage serves SendMessage on st, a gRPC call's stream: it reads
+// the request, calls the Handler and sends its answer written directly
+// from the model (pbconv.AppendSendResponse), the bytes pbwire writes for
+// SendMessage's a2apb answer.
+func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
+	req := new(a2apb.SendMessageRequest)
+	if err := st.RecvMsg(req); err != nil {
+		return err
+	}
+	b, err := unary(s, ctx, "SendMessage", req, pbconv.SendRequestFromPB, s.h.SendMessage,
+		func(ev a2a.Event) ([]byte, error) { return pbconv.AppendSendResponse(nil, ev) })
+	if err != nil {
+		return err
+	}
+	return st.SendMsg(encoded(b))
 }
 
 // SendStreamingMessage implements a2apb.A2AService.
@@ -277,7 +344,7 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 	if r.Message != nil && r.Message.TaskID == "" {
 		first = 1
 	}
-	return s.stream(method, stream, first, s.h.SendStreamingMessage(ctx, r), stream.Send)
+	return s.stream(method, stream, first, s.h.SendStreamingMessage(ctx, r))
 }
 
 // SubscribeToTask implements a2apb.A2AService. Without LastEventIDKey in
@@ -301,7 +368,7 @@ func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb
 		first = n + 1
 	}
 	r := &a2a.SubscribeToTaskRequest{Tenant: req.Tenant, ID: req.Id}
-	return s.stream(method, stream, first, s.h.SubscribeToTask(ctx, r, lastEventID), stream.Send)
+	return s.stream(method, stream, first, s.h.SubscribeToTask(ctx, r, lastEventID))
 }
 
 // GetTask implements a2apb.A2AService.

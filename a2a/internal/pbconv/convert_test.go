@@ -57,11 +57,15 @@ func roundTrip[A any, P any](t *testing.T, v A, to func(A) (P, error), from func
 
 func ok[A, B any](f func(A) B) func(A) (B, error) { return func(a A) (B, error) { return f(a), nil } }
 
-func TestRoundTripMessages(t *testing.T) {
-	tests := []struct {
-		name string
-		msg  *a2a.Message
-	}{
+type messageCase struct {
+	name string
+	msg  *a2a.Message
+}
+
+// messageCases are the messages of the round-trip tests, and of the
+// direct encoding's (direct_test.go).
+func messageCases() []messageCase {
+	return []messageCase{
 		{"text", textMsg("m1", a2a.RoleUser, a2a.TextPart("hello"))},
 		// The zero values of oneof members: prutal alone would leave them
 		// off the wire (see internal/pbwire).
@@ -83,7 +87,10 @@ func TestRoundTripMessages(t *testing.T) {
 		}},
 		{"no role, no parts", &a2a.Message{MessageID: "m12"}},
 	}
-	for _, tt := range tests {
+}
+
+func TestRoundTripMessages(t *testing.T) {
+	for _, tt := range messageCases() {
 		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.msg, messageToPB, answerFromPB) })
 	}
 }
@@ -105,13 +112,18 @@ func TestAnswerPartWithoutContent(t *testing.T) {
 	}
 }
 
-func TestRoundTripTasksAndEvents(t *testing.T) {
+type eventCase struct {
+	name string
+	ev   a2a.Event
+}
+
+// eventCases are the events of the round-trip tests, and of the direct
+// encoding's (direct_test.go); the first three are what SendMessage may
+// answer.
+func eventCases() []eventCase {
 	art := a2a.Artifact{ArtifactID: "a1", Name: "echo", Description: "the echo", Parts: []a2a.Part{a2a.TextPart("hi")}, Metadata: meta, Extensions: []string{"e"}}
 	status := a2a.TaskStatus{State: a2a.TaskStateInputRequired, Message: textMsg("q", a2a.RoleAgent, a2a.TextPart("more?")), Timestamp: when}
-	events := []struct {
-		name string
-		ev   a2a.Event
-	}{
+	events := []eventCase{
 		{"bare task", &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}},
 		{"full task", &a2a.Task{
 			ID: "t2", ContextID: "c2", Status: status, Artifacts: []a2a.Artifact{art, {ArtifactID: "a2"}},
@@ -124,11 +136,13 @@ func TestRoundTripTasksAndEvents(t *testing.T) {
 	}
 	for _, s := range []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateFailed,
 		a2a.TaskStateCanceled, a2a.TaskStateInputRequired, a2a.TaskStateRejected, a2a.TaskStateAuthRequired} {
-		events = append(events, struct {
-			name string
-			ev   a2a.Event
-		}{string(s), a2a.NewStatusUpdate("t", "c", s, nil)})
+		events = append(events, eventCase{string(s), a2a.NewStatusUpdate("t", "c", s, nil)})
 	}
+	return events
+}
+
+func TestRoundTripTasksAndEvents(t *testing.T) {
+	events := eventCases()
 	for _, tt := range events {
 		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.ev, EventToPB, EventFromPB) })
 	}
