@@ -11,10 +11,11 @@ FUZZTIME ?= 150000x
 RACE_PKGS := ./...
 # The modules of their own inside this one, which ./... does not reach:
 # bench and interop hold what only the benchmarks and the interop tests
-# need (a2a-go, the load tool), bench/eino and bench/adkgohops the
-# comparisons with Eino and adk-go, so none of those becomes a dependency
-# of a library user. The first two are race-tested like the rest.
-TEST_MODULES := bench interop
+# need (a2a-go, the load tool), deploy/k8s the Kubernetes manifests' tests
+# (kustomize, k8s.io/api), bench/eino and bench/adkgohops the comparisons
+# with Eino and adk-go, so none of those becomes a dependency of a library
+# user. The first three are race-tested like the rest.
+TEST_MODULES := bench interop deploy/k8s
 MODULES := $(TEST_MODULES) bench/eino bench/adkgohops
 
 .PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto
