@@ -36,6 +36,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 )
@@ -49,6 +50,22 @@ type Objects struct {
 	ConfigMaps      []corev1.ConfigMap
 	Secrets         []corev1.Secret
 	NetworkPolicies []networkingv1.NetworkPolicy
+	// HorizontalPodAutoscalers set the replica count of the Deployments
+	// they scale: their minimum, or the Deployment's own count if higher.
+	// (Nothing here loads the pods enough to scale them further.)
+	HorizontalPodAutoscalers []autoscalingv2.HorizontalPodAutoscaler
+}
+
+// deploymentReplicas is how many pods a Deployment runs.
+func (o *Objects) deploymentReplicas(d *appsv1.Deployment) int {
+	n := replicas(d.Spec.Replicas)
+	for _, h := range o.HorizontalPodAutoscalers {
+		ref := h.Spec.ScaleTargetRef
+		if ref.Kind == "Deployment" && ref.Name == d.Name {
+			n = max(n, replicas(h.Spec.MinReplicas))
+		}
+	}
+	return n
 }
 
 func (o *Objects) configMap(name string) (*corev1.ConfigMap, bool) {
@@ -179,7 +196,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	for _, d := range c.objs.Deployments {
 		dep := &deployment{d: d, rev: 1}
 		c.deploys[d.Name] = dep
-		for range replicas(d.Spec.Replicas) {
+		for range c.objs.deploymentReplicas(&d) {
 			p, err := c.startDeploymentPod(ctx, dep)
 			if err != nil {
 				return nil, err
@@ -236,8 +253,8 @@ func (c *Cluster) unready() []string {
 	defer c.mu.Unlock()
 	var out []string
 	for name, d := range c.deploys {
-		if n := countReady(d.pods); n < replicas(d.d.Spec.Replicas) {
-			out = append(out, fmt.Sprintf("deployment/%s %d/%d", name, n, replicas(d.d.Spec.Replicas)))
+		if want, n := c.objs.deploymentReplicas(&d.d), countReady(d.pods); n < want {
+			out = append(out, fmt.Sprintf("deployment/%s %d/%d", name, n, want))
 		}
 	}
 	for name, s := range c.sets {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -111,8 +112,33 @@ func (s *initSpec) run() error {
 	if len(s.Argv) == 0 {
 		return fmt.Errorf("no command")
 	}
-	err := syscall.Exec(s.Argv[0], s.Argv, s.Env)
+	bin, err := lookPath(s.Argv[0], s.Env)
+	if err != nil {
+		return err
+	}
+	err = syscall.Exec(bin, s.Argv, s.Env)
 	return fmt.Errorf("exec %s: %w", s.Argv[0], err)
+}
+
+// lookPath finds a command without a slash on the container's PATH, in
+// the container's root, as a runtime does.
+func lookPath(cmd string, env []string) (string, error) {
+	if strings.Contains(cmd, "/") {
+		return cmd, nil
+	}
+	path := "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, cmd)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not found on PATH %s", cmd, path)
 }
 
 func orRoot(dir string) string {

@@ -701,8 +701,35 @@ func (p *Pod) check(ctx context.Context, pr *corev1.Probe) error {
 			return err
 		}
 		return conn.Close()
+	case pr.Exec != nil:
+		return p.exec(ctx, pr.Exec.Command)
 	}
-	return errors.New("only httpGet and tcpSocket probes are supported")
+	return errors.New("a probe with no handler")
+}
+
+// exec runs a command in the pod's first container, as `kubectl exec`
+// and exec probes and hooks do: in the container's namespaces and root,
+// as its user, with its environment.
+func (p *Pod) exec(ctx context.Context, argv []string) error {
+	if len(argv) == 0 {
+		return errors.New("exec: no command")
+	}
+	ctr := p.ctrs[0]
+	ctr.mu.Lock()
+	cmd := ctr.cmd
+	ctr.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return errors.New("exec: the container is not running")
+	}
+	args := []string{"-t", strconv.Itoa(cmd.Process.Pid), "-m", "-n", "-r", "-w",
+		"-S", strconv.Itoa(ctr.init.UID), "-G", strconv.Itoa(ctr.init.GID), "--"}
+	ex := exec.CommandContext(ctx, "nsenter", append(args, argv...)...)
+	ex.Env = ctr.init.Env
+	out, err := ex.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("exec %s: %w: %s", strings.Join(argv, " "), err, out)
+	}
+	return nil
 }
 
 // port resolves a port number or a container port's name.
@@ -805,8 +832,10 @@ func (ctr *container) preStop(ctx context.Context, h *corev1.LifecycleHandler) e
 		}
 	case h.HTTPGet != nil:
 		return ctr.pod.check(ctx, &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: h.HTTPGet}})
+	case h.Exec != nil:
+		return ctr.pod.exec(ctx, h.Exec.Command)
 	}
-	return errors.New("only sleep and httpGet preStop hooks are supported")
+	return errors.New("a preStop hook with no handler")
 }
 
 // kill ends the pod's containers at once, as when its node is lost.

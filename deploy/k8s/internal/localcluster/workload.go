@@ -71,7 +71,7 @@ func (c *Cluster) Rollout(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("localcluster: no deployment %s", name)
 	}
-	want := replicas(d.d.Spec.Replicas)
+	want := c.objs.deploymentReplicas(&d.d)
 	surge, unavailable, err := rollingBounds(d.d.Spec.Strategy, want)
 	if err != nil {
 		return fmt.Errorf("localcluster: deployment %s: %w", name, err)
