@@ -155,10 +155,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	c := &Cluster{
 		cfg: cfg, objs: &cfg.Objects, dir: cfg.Dir, net: n,
-		probe:  &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
-		ctx:    runCtx, cancel: cancel,
-		pods:   map[string]*Pod{}, services: map[string]*service{}, stable: map[string]netip.Addr{},
-		lost:   map[string]bool{}, deploys: map[string]*deployment{}, sets: map[string]*statefulSet{},
+		probe: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
+		ctx:   runCtx, cancel: cancel,
+		pods: map[string]*Pod{}, services: map[string]*service{}, stable: map[string]netip.Addr{},
+		lost: map[string]bool{}, deploys: map[string]*deployment{}, sets: map[string]*statefulSet{},
 	}
 	for i := range cfg.Nodes {
 		c.nodes = append(c.nodes, fmt.Sprintf("node-%d", i))
