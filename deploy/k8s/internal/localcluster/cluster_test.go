@@ -1,0 +1,352 @@
+package localcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+func TestMain(m *testing.M) {
+	MaybeInit()
+	os.Exit(m.Run())
+}
+
+// objects decodes a List of the kinds Objects holds.
+func objects(t *testing.T, ns string, list string) Objects {
+	t.Helper()
+	var items []json.RawMessage
+	if err := json.Unmarshal([]byte(list), &items); err != nil {
+		t.Fatal(err)
+	}
+	o := Objects{Namespace: ns}
+	for _, raw := range items {
+		var meta struct{ Kind string }
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch meta.Kind {
+		case "Deployment":
+			o.Deployments = append(o.Deployments, decode[appsv1.Deployment](t, raw))
+		case "Service":
+			o.Services = append(o.Services, decode[corev1.Service](t, raw))
+		case "ConfigMap":
+			o.ConfigMaps = append(o.ConfigMaps, decode[corev1.ConfigMap](t, raw))
+		case "NetworkPolicy":
+			o.NetworkPolicies = append(o.NetworkPolicies, decode[networkingv1.NetworkPolicy](t, raw))
+		default:
+			err = fmt.Errorf("kind %s", meta.Kind)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+func decode[T any](t *testing.T, raw []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// poddImage builds testdata/podd into an image root of its own.
+func poddImage(t *testing.T) Image {
+	t.Helper()
+	root := t.TempDir()
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(root, "podd"), "./testdata/podd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build podd: %v\n%s", err, out)
+	}
+	return Image{Root: root, Entrypoint: []string{"/podd"}, UID: 0, GID: 0}
+}
+
+func needRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		// Network namespaces, mounts and chroot need root; CI and this
+		// project's machines run tests as root.
+		t.Skip("localcluster needs root")
+	}
+}
+
+const testObjects = `[
+{"kind":"ConfigMap","metadata":{"name":"conf"},"data":{"greeting":"hello","file.txt":"from a configmap"}},
+{"kind":"Deployment","metadata":{"name":"web"},"spec":{
+  "replicas":2,
+  "strategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},
+  "selector":{"matchLabels":{"app":"web"}},
+  "template":{"metadata":{"labels":{"app":"web"}},"spec":{
+    "terminationGracePeriodSeconds":20,
+    "securityContext":{"runAsNonRoot":true,"runAsUser":65532,"runAsGroup":65532},
+    "volumes":[{"name":"conf","configMap":{"name":"conf"}},{"name":"tmp","emptyDir":{}}],
+    "containers":[{"name":"web","image":"example.com/podd:1.0",
+      "ports":[{"name":"http","containerPort":8080}],
+      "env":[{"name":"PORT","value":"8080"},
+        {"name":"GREETING","valueFrom":{"configMapKeyRef":{"name":"conf","key":"greeting"}}},
+        {"name":"POD","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},
+        {"name":"MEMLIMIT","valueFrom":{"resourceFieldRef":{"resource":"limits.memory","divisor":"1Mi"}}},
+        {"name":"SAY","value":"$(GREETING) from $(POD)"}],
+      "resources":{"limits":{"memory":"64Mi","cpu":"500m"}},
+      "volumeMounts":[{"name":"conf","mountPath":"/etc/conf","readOnly":true},{"name":"tmp","mountPath":"/tmp"}],
+      "securityContext":{"readOnlyRootFilesystem":true},
+      "readinessProbe":{"httpGet":{"path":"/readyz","port":"http"},"periodSeconds":1},
+      "livenessProbe":{"httpGet":{"path":"/healthz","port":"http"},"periodSeconds":1}}]}}}},
+{"kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"app":"web"},"ports":[{"port":80,"targetPort":"http"}]}}
+]`
+
+func TestPodsServicesAndRollout(t *testing.T) {
+	needRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Config{
+		Objects: objects(t, "demo", testObjects),
+		Images:  map[string]Image{"example.com/podd": poddImage(t)},
+		Dir:     t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(c.Logs())
+		}
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := c.ServiceAddr("web", 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new connection per request: a Service balances connections.
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func(query string) (map[string]any, error) {
+		resp, err := hc.Get("http://" + addr + "/?" + query)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		var out map[string]any
+		if err := json.Unmarshal(body, &out); err != nil {
+			return nil, fmt.Errorf("%s: %w", body, err)
+		}
+		return out, nil
+	}
+
+	t.Run("the container sees its spec", func(t *testing.T) {
+		got, err := get("env=GREETING&env=MEMLIMIT&env=SAY&read=/etc/conf/file.txt&write=/tmp/x&write=/x&write=/etc/conf/y")
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := got["hostname"].(string)
+		want := map[string]any{
+			"uid": 65532.0, "gid": 65532.0,
+			"env:GREETING": "hello", "env:MEMLIMIT": "64", "env:SAY": "hello from " + host,
+			"read:/etc/conf/file.txt": "from a configmap",
+			"write:/tmp/x":            "",
+			"write:/x":                "error: open /x: read-only file system",
+			"write:/etc/conf/y":       "error: open /etc/conf/y: read-only file system",
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s = %v, want %v", k, got[k], v)
+			}
+		}
+	})
+
+	t.Run("the service balances over both pods", func(t *testing.T) {
+		seen := map[string]bool{}
+		for range 6 {
+			got, err := get("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[got["hostname"].(string)] = true
+		}
+		if len(seen) != 2 {
+			t.Errorf("answered by %v, want both pods", seen)
+		}
+	})
+
+	t.Run("a rollout under load fails no request", func(t *testing.T) {
+		before := c.Pods("web")
+		var ok, failed atomic.Int64
+		var firstErr atomic.Value
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 100000; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if _, err := get("sleep=20ms"); err != nil {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, err)
+					} else {
+						ok.Add(1)
+					}
+				}
+			}()
+		}
+		err := c.Rollout(ctx, "web")
+		close(stop)
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := c.Pods("web")
+		if len(after) != 2 || after[0].Name == before[0].Name || after[1].Name == before[1].Name {
+			t.Errorf("pods after the rollout: %v, before: %v", names(after), names(before))
+		}
+		t.Logf("%d requests during the rollout", ok.Load()+failed.Load())
+		if failed.Load() > 0 || ok.Load() == 0 {
+			t.Errorf("%d requests failed (the first: %v), %d succeeded", failed.Load(), firstErr.Load(), ok.Load())
+		}
+	})
+
+	t.Run("a lost node's pods are replaced elsewhere", func(t *testing.T) {
+		victim := c.Pods("web")[0]
+		if err := c.LoseNode(ctx, victim.Node); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range c.Pods("web") {
+			if p.Node == victim.Node {
+				t.Errorf("%s runs on the lost %s", p.Name, p.Node)
+			}
+		}
+		if _, err := get(""); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+func names(pods []*Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// TestRolloutCatchesAnAbruptExit is the rollout check's negative case: a
+// server that exits the moment SIGTERM arrives, while the Service still
+// sends it connections, fails requests, and the load sees them.
+func TestRolloutCatchesAnAbruptExit(t *testing.T) {
+	needRoot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	objs := objects(t, "demo", testObjects)
+	env := &objs.Deployments[0].Spec.Template.Spec.Containers[0].Env
+	*env = append(*env, corev1.EnvVar{Name: "NODRAIN", Value: "1"})
+	c, err := Start(ctx, Config{Objects: objs, Images: map[string]Image{"example.com/podd": poddImage(t)}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := c.ServiceAddr("web", 80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := hc.Get("http://" + addr + "/")
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+	}
+	_ = c.Rollout(ctx, "web") // its pods exit 0; the requests tell
+	close(stop)
+	wg.Wait()
+	if failed.Load() == 0 {
+		t.Error("no request failed while pods exited without draining")
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	objs := objects(t, "mesh", `[
+{"kind":"NetworkPolicy","metadata":{"name":"math"},"spec":{"podSelector":{"matchLabels":{"app":"math"}},"policyTypes":["Ingress"],
+  "ingress":[{"from":[{"podSelector":{"matchLabels":{"app":"gateway"}}},{"podSelector":{"matchLabels":{"app":"planner"}}}],"ports":[{"port":"http"}]}]}},
+{"kind":"NetworkPolicy","metadata":{"name":"gateway"},"spec":{"podSelector":{"matchLabels":{"app":"gateway"}},"policyTypes":["Ingress"],
+  "ingress":[{"from":[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]}]}},
+{"kind":"NetworkPolicy","metadata":{"name":"planner-egress"},"spec":{"podSelector":{"matchLabels":{"app":"planner"}},"policyTypes":["Egress"],
+  "egress":[{"to":[{"podSelector":{"matchLabels":{"app":"math"}}}]}]}}
+]`)
+	c := &Cluster{objs: &objs}
+	pod := func(app string) *Pod {
+		return &Pod{Name: app, Labels: map[string]string{"app": app}, ctrs: []*container{{spec: corev1.Container{
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 9104}}}}}}
+	}
+	math, gateway, planner, weather := pod("math"), pod("gateway"), pod("planner"), pod("weather")
+	for _, tc := range []struct {
+		name     string
+		src, dst *Pod
+		port     int
+		want     bool
+	}{
+		{"the gateway calls math", gateway, math, 9104, true},
+		{"the planner calls math", planner, math, 9104, true},
+		{"weather may not call math", weather, math, 9104, false},
+		{"only the named port", gateway, math, 9999, false},
+		{"the planner's egress stops it calling weather", planner, weather, 9104, false},
+		{"weather has no policy", math, weather, 9104, true},
+		{"the ingress controller reaches the gateway", nil, gateway, 9104, true},
+		{"a pod of the mesh does not reach the gateway", math, gateway, 9104, false},
+		{"nor does anything outside reach math", nil, math, 9104, false},
+	} {
+		if got := c.Allowed(tc.src, tc.dst, tc.port); got != tc.want {
+			t.Errorf("%s: Allowed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
