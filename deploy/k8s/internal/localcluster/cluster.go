@@ -36,55 +36,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 )
-
-// Objects are the rendered objects a Cluster runs.
-type Objects struct {
-	Namespace       string
-	Deployments     []appsv1.Deployment
-	StatefulSets    []appsv1.StatefulSet
-	Services        []corev1.Service
-	ConfigMaps      []corev1.ConfigMap
-	Secrets         []corev1.Secret
-	NetworkPolicies []networkingv1.NetworkPolicy
-	// HorizontalPodAutoscalers set the replica count of the Deployments
-	// they scale: their minimum, or the Deployment's own count if higher.
-	// (Nothing here loads the pods enough to scale them further.)
-	HorizontalPodAutoscalers []autoscalingv2.HorizontalPodAutoscaler
-}
-
-// deploymentReplicas is how many pods a Deployment runs.
-func (o *Objects) deploymentReplicas(d *appsv1.Deployment) int {
-	n := replicas(d.Spec.Replicas)
-	for _, h := range o.HorizontalPodAutoscalers {
-		ref := h.Spec.ScaleTargetRef
-		if ref.Kind == "Deployment" && ref.Name == d.Name {
-			n = max(n, replicas(h.Spec.MinReplicas))
-		}
-	}
-	return n
-}
-
-func (o *Objects) configMap(name string) (*corev1.ConfigMap, bool) {
-	for i := range o.ConfigMaps {
-		if o.ConfigMaps[i].Name == name {
-			return &o.ConfigMaps[i], true
-		}
-	}
-	return nil, false
-}
-
-func (o *Objects) secret(name string) (*corev1.Secret, bool) {
-	for i := range o.Secrets {
-		if o.Secrets[i].Name == name {
-			return &o.Secrets[i], true
-		}
-	}
-	return nil, false
-}
 
 // Image is an image's exported root filesystem and the parts of its
 // configuration a container runtime reads.
@@ -98,7 +53,10 @@ type Image struct {
 
 // Config configures a Cluster.
 type Config struct {
-	Objects Objects
+	// Objects are the rendered manifests: their Services, Deployments
+	// and StatefulSets run; ConfigMaps, Secrets and NetworkPolicies are
+	// read.
+	Objects *render.Objects
 	// Images are the images containers may run, by name without tag or
 	// digest ("ghcr.io/a2amesh/a2amesh").
 	Images map[string]Image
@@ -111,7 +69,8 @@ type Config struct {
 // Cluster is a running set of workloads. Make it with Start; Close it.
 type Cluster struct {
 	cfg   Config
-	objs  *Objects
+	objs  *render.Objects
+	ns    string // the workloads' namespace
 	dir   string
 	net   *network
 	probe *http.Client
@@ -145,16 +104,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if cfg.Nodes <= 0 {
 		cfg.Nodes = 3
 	}
-	if cfg.Objects.Namespace == "" {
-		cfg.Objects.Namespace = "default"
-	}
 	n, err := newNetwork(ctx)
 	if err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c := &Cluster{
-		cfg: cfg, objs: &cfg.Objects, dir: cfg.Dir, net: n,
+		cfg: cfg, objs: cfg.Objects, ns: namespace(cfg.Objects), dir: cfg.Dir, net: n,
 		probe: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}},
 		ctx:   runCtx, cancel: cancel,
 		pods: map[string]*Pod{}, services: map[string]*service{}, stable: map[string]netip.Addr{},
@@ -168,13 +124,16 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			c.Close()
 		}
 	}()
-	for _, s := range c.objs.StatefulSets {
-		for i := range replicas(s.Spec.Replicas) {
+	for _, w := range c.objs.Workloads() {
+		if w.Kind != "StatefulSet" {
+			continue
+		}
+		for i := range w.Replicas {
 			a, err := n.addr()
 			if err != nil {
 				return nil, err
 			}
-			c.stable[fmt.Sprintf("%s-%d", s.Name, i)] = a
+			c.stable[fmt.Sprintf("%s-%d", w.Name, i)] = a
 		}
 	}
 	for _, s := range c.objs.Services {
@@ -182,36 +141,42 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	for _, s := range c.objs.StatefulSets {
-		ss := &statefulSet{s: s}
-		c.sets[s.Name] = ss
-		for i := range replicas(s.Spec.Replicas) {
-			p, err := c.startStatefulPod(ctx, ss, i)
-			if err != nil {
-				return nil, err
+	for _, w := range c.objs.Workloads() {
+		switch w.Kind {
+		case "StatefulSet":
+			ss := &statefulSet{w: w, s: w.Object.(*appsv1.StatefulSet)}
+			c.sets[w.Name] = ss
+			for i := range int(w.Replicas) {
+				p, err := c.startStatefulPod(ctx, ss, i)
+				if err != nil {
+					return nil, err
+				}
+				ss.pods = append(ss.pods, p)
 			}
-			ss.pods = append(ss.pods, p)
-		}
-	}
-	for _, d := range c.objs.Deployments {
-		dep := &deployment{d: d, rev: 1}
-		c.deploys[d.Name] = dep
-		for range c.objs.deploymentReplicas(&d) {
-			p, err := c.startDeploymentPod(ctx, dep)
-			if err != nil {
-				return nil, err
+		case "Deployment":
+			dep := &deployment{w: w, d: w.Object.(*appsv1.Deployment), rev: 1}
+			c.deploys[w.Name] = dep
+			for range w.Replicas {
+				p, err := c.startDeploymentPod(ctx, dep)
+				if err != nil {
+					return nil, err
+				}
+				dep.pods = append(dep.pods, p)
 			}
-			dep.pods = append(dep.pods, p)
 		}
 	}
 	return c, nil
 }
 
-func replicas(r *int32) int {
-	if r == nil {
-		return 1
+// namespace is the workloads' namespace: the manifests put everything in
+// one.
+func namespace(o *render.Objects) string {
+	for _, w := range o.Workloads() {
+		if w.Namespace != "" {
+			return w.Namespace
+		}
 	}
-	return int(*r)
+	return "default"
 }
 
 // Close kills every pod and removes the network.
@@ -253,13 +218,13 @@ func (c *Cluster) unready() []string {
 	defer c.mu.Unlock()
 	var out []string
 	for name, d := range c.deploys {
-		if want, n := c.objs.deploymentReplicas(&d.d), countReady(d.pods); n < want {
+		if want, n := int(d.w.Replicas), countReady(d.pods); n < want {
 			out = append(out, fmt.Sprintf("deployment/%s %d/%d", name, n, want))
 		}
 	}
 	for name, s := range c.sets {
-		if n := countReady(s.pods); n < replicas(s.s.Spec.Replicas) {
-			out = append(out, fmt.Sprintf("statefulset/%s %d/%d", name, n, replicas(s.s.Spec.Replicas)))
+		if want, n := int(s.w.Replicas), countReady(s.pods); n < want {
+			out = append(out, fmt.Sprintf("statefulset/%s %d/%d", name, n, want))
 		}
 	}
 	sort.Strings(out)
@@ -349,7 +314,7 @@ func (c *Cluster) schedule(owner string) (string, error) {
 // pod's DNS search path would resolve, and every StatefulSet pod under its
 // stable name.
 func (c *Cluster) hostsFile(p *Pod) []byte {
-	ns := c.objs.Namespace
+	ns := c.ns
 	var b strings.Builder
 	fmt.Fprintf(&b, "127.0.0.1\tlocalhost\n::1\tlocalhost\n%s\t%s\n", p.IP, p.Name)
 	c.mu.Lock()
@@ -369,7 +334,7 @@ func (c *Cluster) hostsFile(p *Pod) []byte {
 		}
 	}
 	for _, s := range c.objs.StatefulSets {
-		for i := range replicas(s.Spec.Replicas) {
+		for i := range int(c.sets[s.Name].w.Replicas) {
 			pod := fmt.Sprintf("%s-%d", s.Name, i)
 			sub := s.Spec.ServiceName
 			fmt.Fprintf(&b, "%s\t%s.%s\n", c.stable[pod], pod, names(sub))

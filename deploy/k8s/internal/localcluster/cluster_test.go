@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 )
 
 func TestMain(m *testing.M) {
@@ -24,46 +25,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// objects decodes a List of the kinds Objects holds.
-func objects(t *testing.T, ns string, list string) Objects {
+// objects renders manifests (YAML documents) as a kustomization with a
+// namespace would, through the same path as the real overlays.
+func objects(t *testing.T, ns, manifests string) *render.Objects {
 	t.Helper()
-	var items []json.RawMessage
-	if err := json.Unmarshal([]byte(list), &items); err != nil {
+	fsys := filesys.MakeFsInMemory()
+	kust := "resources: [objects.yaml]\nnamespace: " + ns + "\n"
+	if err := fsys.WriteFile("/k/kustomization.yaml", []byte(kust)); err != nil {
 		t.Fatal(err)
 	}
-	o := Objects{Namespace: ns}
-	for _, raw := range items {
-		var meta struct{ Kind string }
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch meta.Kind {
-		case "Deployment":
-			o.Deployments = append(o.Deployments, decode[appsv1.Deployment](t, raw))
-		case "Service":
-			o.Services = append(o.Services, decode[corev1.Service](t, raw))
-		case "ConfigMap":
-			o.ConfigMaps = append(o.ConfigMaps, decode[corev1.ConfigMap](t, raw))
-		case "NetworkPolicy":
-			o.NetworkPolicies = append(o.NetworkPolicies, decode[networkingv1.NetworkPolicy](t, raw))
-		default:
-			err = fmt.Errorf("kind %s", meta.Kind)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := fsys.WriteFile("/k/objects.yaml", []byte(manifests)); err != nil {
+		t.Fatal(err)
+	}
+	o, err := render.Build(fsys, "/k")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return o
-}
-
-func decode[T any](t *testing.T, raw []byte) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 // poddImage builds testdata/podd into an image root of its own.
@@ -86,9 +64,10 @@ func needRoot(t *testing.T) {
 	}
 }
 
-const testObjects = `[
-{"kind":"ConfigMap","metadata":{"name":"conf"},"data":{"greeting":"hello","file.txt":"from a configmap"}},
-{"kind":"Deployment","metadata":{"name":"web"},"spec":{
+const testObjects = `
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"conf"},"data":{"greeting":"hello","file.txt":"from a configmap"}}
+---
+{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{
   "replicas":2,
   "strategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},
   "selector":{"matchLabels":{"app":"web"}},
@@ -107,9 +86,10 @@ const testObjects = `[
       "volumeMounts":[{"name":"conf","mountPath":"/etc/conf","readOnly":true},{"name":"tmp","mountPath":"/tmp"}],
       "securityContext":{"readOnlyRootFilesystem":true},
       "readinessProbe":{"httpGet":{"path":"/readyz","port":"http"},"periodSeconds":1},
-      "livenessProbe":{"httpGet":{"path":"/healthz","port":"http"},"periodSeconds":1}}]}}}},
-{"kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"app":"web"},"ports":[{"port":80,"targetPort":"http"}]}}
-]`
+      "livenessProbe":{"httpGet":{"path":"/healthz","port":"http"},"periodSeconds":1}}]}}}}
+---
+{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"selector":{"app":"web"},"ports":[{"port":80,"targetPort":"http"}]}}
+`
 
 func TestPodsServicesAndRollout(t *testing.T) {
 	needRoot(t)
@@ -315,15 +295,17 @@ func TestRolloutCatchesAnAbruptExit(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	objs := objects(t, "mesh", `[
-{"kind":"NetworkPolicy","metadata":{"name":"math"},"spec":{"podSelector":{"matchLabels":{"app":"math"}},"policyTypes":["Ingress"],
+	objs := objects(t, "mesh", `
+{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"math"},"spec":{"podSelector":{"matchLabels":{"app":"math"}},"policyTypes":["Ingress"],
   "ingress":[{"from":[{"podSelector":{"matchLabels":{"app":"gateway"}}},{"podSelector":{"matchLabels":{"app":"planner"}}}],"ports":[{"port":"http"}]}]}},
-{"kind":"NetworkPolicy","metadata":{"name":"gateway"},"spec":{"podSelector":{"matchLabels":{"app":"gateway"}},"policyTypes":["Ingress"],
+---
+{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"gateway"},"spec":{"podSelector":{"matchLabels":{"app":"gateway"}},"policyTypes":["Ingress"],
   "ingress":[{"from":[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]}]}},
-{"kind":"NetworkPolicy","metadata":{"name":"planner-egress"},"spec":{"podSelector":{"matchLabels":{"app":"planner"}},"policyTypes":["Egress"],
+---
+{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"name":"planner-egress"},"spec":{"podSelector":{"matchLabels":{"app":"planner"}},"policyTypes":["Egress"],
   "egress":[{"to":[{"podSelector":{"matchLabels":{"app":"math"}}}]}]}}
-]`)
-	c := &Cluster{objs: &objs}
+`)
+	c := &Cluster{objs: objs, ns: "mesh"}
 	pod := func(app string) *Pod {
 		return &Pod{Name: app, Labels: map[string]string{"app": app}, ctrs: []*container{{spec: corev1.Container{
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 9104}}}}}}

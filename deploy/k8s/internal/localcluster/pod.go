@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 )
 
 // Pod is one running pod: a network namespace with an address of its own
@@ -28,6 +28,7 @@ type Pod struct {
 	Owner string
 
 	c    *Cluster
+	w    render.Workload
 	spec corev1.PodSpec
 	ns   string
 	dir  string
@@ -86,7 +87,8 @@ func (p *Pod) Log() string {
 // startPod does what a kubelet does for a pod that was scheduled on node:
 // the sandbox (a network namespace), the volumes, the environment, then
 // every container and its probes.
-func (c *Cluster) startPod(ctx context.Context, name, owner, node string, meta map[string]string, spec corev1.PodSpec, fixedIP netip.Addr) (*Pod, error) {
+func (c *Cluster) startPod(ctx context.Context, name string, w render.Workload, node string, meta map[string]string, fixedIP netip.Addr) (*Pod, error) {
+	spec := w.Template.Spec
 	if len(spec.InitContainers) > 0 {
 		return nil, fmt.Errorf("pod %s: init containers are not supported", name)
 	}
@@ -94,7 +96,7 @@ func (c *Cluster) startPod(ctx context.Context, name, owner, node string, meta m
 	c.seq++
 	seq := c.seq
 	c.mu.Unlock()
-	p := &Pod{Name: name, Labels: meta, Node: node, Owner: owner, c: c, spec: spec, done: make(chan struct{})}
+	p := &Pod{Name: name, Labels: meta, Node: node, Owner: w.Name, c: c, w: w, spec: spec, done: make(chan struct{})}
 	p.dir = filepath.Join(c.dir, "pods", fmt.Sprintf("%s-%d", name, seq))
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return nil, err
@@ -158,8 +160,8 @@ func (c *Cluster) volumes(p *Pod) (map[string]string, error) {
 				return nil, err
 			}
 		case v.ConfigMap != nil:
-			cm, ok := c.objs.configMap(v.ConfigMap.Name)
-			if !ok {
+			cm := c.objs.ConfigMap(v.ConfigMap.Name)
+			if cm == nil {
 				if v.ConfigMap.Optional != nil && *v.ConfigMap.Optional {
 					break
 				}
@@ -173,8 +175,8 @@ func (c *Cluster) volumes(p *Pod) (map[string]string, error) {
 				files[k] = b
 			}
 		case v.Secret != nil:
-			sec, ok := c.objs.secret(v.Secret.SecretName)
-			if !ok {
+			sec := c.objs.Secret(v.Secret.SecretName)
+			if sec == nil {
 				if v.Secret.Optional != nil && *v.Secret.Optional {
 					break
 				}
@@ -232,9 +234,9 @@ func (c *Cluster) container(p *Pod, cs corev1.Container, volumes map[string]stri
 	if !ok {
 		return nil, fmt.Errorf("pod %s: container %s: no local image for %q", p.Name, cs.Name, cs.Image)
 	}
-	env, err := c.env(p, cs)
+	env, err := c.objs.Env(p.w, cs.Name, p.Name)
 	if err != nil {
-		return nil, fmt.Errorf("pod %s: container %s: %w", p.Name, cs.Name, err)
+		return nil, fmt.Errorf("pod %s: %w", p.Name, err)
 	}
 	vars := map[string]string{}
 	for _, kv := range env {
@@ -309,174 +311,12 @@ func identity(pod *corev1.PodSecurityContext, ctr *corev1.SecurityContext, img I
 	return uid, gid, roRoot, nil
 }
 
-// env resolves a container's environment: values, references to the
-// pod's fields and resources, ConfigMap and Secret keys, with $(VAR)
-// expanded against the variables defined before.
-func (c *Cluster) env(p *Pod, cs corev1.Container) ([]string, error) {
-	vars := map[string]string{}
-	var out []string
-	set := func(k, v string) {
-		vars[k] = v
-		out = append(out, k+"="+v)
-	}
-	for _, ef := range cs.EnvFrom {
-		var data map[string][]byte
-		switch {
-		case ef.ConfigMapRef != nil:
-			cm, ok := c.objs.configMap(ef.ConfigMapRef.Name)
-			if !ok {
-				if ef.ConfigMapRef.Optional != nil && *ef.ConfigMapRef.Optional {
-					continue
-				}
-				return nil, fmt.Errorf("envFrom: no ConfigMap %s", ef.ConfigMapRef.Name)
-			}
-			data = map[string][]byte{}
-			for k, v := range cm.Data {
-				data[k] = []byte(v)
-			}
-		case ef.SecretRef != nil:
-			s, ok := c.objs.secret(ef.SecretRef.Name)
-			if !ok {
-				if ef.SecretRef.Optional != nil && *ef.SecretRef.Optional {
-					continue
-				}
-				return nil, fmt.Errorf("envFrom: no Secret %s", ef.SecretRef.Name)
-			}
-			data = secretData(s)
-		}
-		for k, v := range data {
-			set(ef.Prefix+k, string(v))
-		}
-	}
-	for _, e := range cs.Env {
-		if e.ValueFrom == nil {
-			set(e.Name, expand(e.Value, vars))
-			continue
-		}
-		v, ok, err := c.valueFrom(p, cs, e.ValueFrom)
-		if err != nil {
-			return nil, fmt.Errorf("env %s: %w", e.Name, err)
-		}
-		if ok {
-			set(e.Name, v)
-		}
-	}
-	return out, nil
-}
-
-func (c *Cluster) valueFrom(p *Pod, cs corev1.Container, src *corev1.EnvVarSource) (string, bool, error) {
-	switch {
-	case src.FieldRef != nil:
-		switch path := src.FieldRef.FieldPath; {
-		case path == "metadata.name":
-			return p.Name, true, nil
-		case path == "metadata.namespace":
-			return c.objs.Namespace, true, nil
-		case path == "status.podIP":
-			return p.IP.String(), true, nil
-		case path == "spec.nodeName":
-			return p.Node, true, nil
-		case strings.HasPrefix(path, "metadata.labels['"):
-			return p.Labels[strings.TrimSuffix(strings.TrimPrefix(path, "metadata.labels['"), "']")], true, nil
-		default:
-			return "", false, fmt.Errorf("fieldRef %s is not supported", path)
-		}
-	case src.ResourceFieldRef != nil:
-		return resourceValue(cs, src.ResourceFieldRef)
-	case src.ConfigMapKeyRef != nil:
-		ref := src.ConfigMapKeyRef
-		cm, ok := c.objs.configMap(ref.Name)
-		var v string
-		if ok {
-			v, ok = cm.Data[ref.Key]
-		}
-		if !ok {
-			if ref.Optional != nil && *ref.Optional {
-				return "", false, nil
-			}
-			return "", false, fmt.Errorf("no key %s in ConfigMap %s", ref.Key, ref.Name)
-		}
-		return v, true, nil
-	case src.SecretKeyRef != nil:
-		ref := src.SecretKeyRef
-		s, ok := c.objs.secret(ref.Name)
-		var v []byte
-		if ok {
-			v, ok = secretData(s)[ref.Key]
-		}
-		if !ok {
-			if ref.Optional != nil && *ref.Optional {
-				return "", false, nil
-			}
-			return "", false, fmt.Errorf("no key %s in Secret %s", ref.Key, ref.Name)
-		}
-		return string(v), true, nil
-	}
-	return "", false, errors.New("an empty valueFrom")
-}
-
-// resourceValue is the downward API's value of a container resource: the
-// quantity divided by the divisor, rounded up, as the kubelet computes it.
-func resourceValue(cs corev1.Container, ref *corev1.ResourceFieldSelector) (string, bool, error) {
-	kind, name, ok := strings.Cut(ref.Resource, ".")
-	if !ok {
-		return "", false, fmt.Errorf("resource %q", ref.Resource)
-	}
-	list := cs.Resources.Limits
-	if kind == "requests" {
-		list = cs.Resources.Requests
-	}
-	q, ok := list[corev1.ResourceName(name)]
-	if !ok {
-		return "", false, fmt.Errorf("resourceFieldRef %s: the container sets no %s", ref.Resource, ref.Resource)
-	}
-	div := ref.Divisor
-	if div.IsZero() {
-		div = resource.MustParse("1")
-	}
-	if name == "cpu" {
-		n := (q.MilliValue() + div.MilliValue() - 1) / div.MilliValue()
-		return strconv.FormatInt(n, 10), true, nil
-	}
-	n := (q.Value() + div.Value() - 1) / div.Value()
-	return strconv.FormatInt(n, 10), true, nil
-}
-
 func expandAll(in []string, vars map[string]string) []string {
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = expand(s, vars)
+		out[i] = render.Expand(s, vars)
 	}
 	return out
-}
-
-// expand replaces $(VAR) with a defined variable's value; $$ escapes a $
-// and an undefined reference is left as written, as Kubernetes does.
-func expand(s string, vars map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-			continue
-		case '(':
-			if end := strings.IndexByte(s[i:], ')'); end > 0 {
-				name := s[i+2 : i+end]
-				if v, ok := vars[name]; ok {
-					b.WriteString(v)
-					i += end
-					continue
-				}
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // imageName strips an image reference's digest and tag:

@@ -31,8 +31,8 @@ type service struct {
 	conns map[net.Conn]struct{}
 }
 
-func (c *Cluster) startService(ctx context.Context, svc corev1.Service) error {
-	s := &service{c: c, svc: svc, conns: map[net.Conn]struct{}{}}
+func (c *Cluster) startService(ctx context.Context, svc *corev1.Service) error {
+	s := &service{c: c, svc: *svc, conns: map[net.Conn]struct{}{}}
 	c.mu.Lock()
 	c.services[svc.Name] = s
 	c.mu.Unlock()
@@ -233,7 +233,7 @@ func (c *Cluster) Allowed(src, dst *Pod, port int) bool {
 
 // hasType applies Kubernetes' default: a policy without policyTypes is an
 // Ingress policy, and an Egress one too when it has egress rules.
-func hasType(np networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
+func hasType(np *networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
 	if len(np.Spec.PolicyTypes) == 0 {
 		return t == networkingv1.PolicyTypeIngress || len(np.Spec.Egress) > 0
 	}
@@ -280,7 +280,7 @@ func (c *Cluster) peersMatch(peers []networkingv1.NetworkPolicyPeer, p *Pod) boo
 	if len(peers) == 0 {
 		return true
 	}
-	nsLabels := labels.Set{"kubernetes.io/metadata.name": c.objs.Namespace}
+	nsLabels := labels.Set{"kubernetes.io/metadata.name": c.ns}
 	for _, peer := range peers {
 		if peer.IPBlock != nil {
 			if p == nil {

@@ -14,16 +14,20 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 )
 
 type deployment struct {
-	d    appsv1.Deployment
+	w    render.Workload
+	d    *appsv1.Deployment
 	rev  int
 	pods []*Pod // guarded by Cluster.mu once started
 }
 
 type statefulSet struct {
-	s    appsv1.StatefulSet
+	w    render.Workload
+	s    *appsv1.StatefulSet
 	pods []*Pod // by ordinal; guarded by Cluster.mu once started
 }
 
@@ -38,7 +42,7 @@ func (c *Cluster) startDeploymentPod(ctx context.Context, d *deployment) (*Pod, 
 	}
 	name := fmt.Sprintf("%s-r%d-%s", d.d.Name, d.rev, hex.EncodeToString(b[:]))
 	labels := maps.Clone(d.d.Spec.Template.Labels)
-	return c.startPod(ctx, name, d.d.Name, node, labels, d.d.Spec.Template.Spec, netip.Addr{})
+	return c.startPod(ctx, name, d.w, node, labels, netip.Addr{})
 }
 
 func (c *Cluster) startStatefulPod(ctx context.Context, s *statefulSet, ordinal int) (*Pod, error) {
@@ -55,7 +59,7 @@ func (c *Cluster) startStatefulPod(ctx context.Context, s *statefulSet, ordinal 
 	c.mu.Lock()
 	a := c.stable[name]
 	c.mu.Unlock()
-	return c.startPod(ctx, name, s.s.Name, node, labels, s.s.Spec.Template.Spec, a)
+	return c.startPod(ctx, name, s.w, node, labels, a)
 }
 
 // Rollout rolls a Deployment to a new revision of the same template, as
@@ -71,7 +75,7 @@ func (c *Cluster) Rollout(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("localcluster: no deployment %s", name)
 	}
-	want := c.objs.deploymentReplicas(&d.d)
+	want := int(d.w.Replicas)
 	surge, unavailable, err := rollingBounds(d.d.Spec.Strategy, want)
 	if err != nil {
 		return fmt.Errorf("localcluster: deployment %s: %w", name, err)
