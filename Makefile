@@ -18,7 +18,7 @@ RACE_PKGS := ./...
 TEST_MODULES := bench interop deploy/k8s
 MODULES := $(TEST_MODULES) bench/eino bench/adkgohops
 
-.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto
+.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto image image-context
 
 # Start the whole mesh on the embedded defaults: an in-process NATS server,
 # every agent service as its own process, and the gateway on
@@ -106,6 +106,32 @@ build:
 	cd bench && $(GO) build -o ../bin/a2aload ./a2aload
 	cd bench && $(GO) build -o ../bin/hops ./hops
 	cd bench/adkgohops && $(GO) build -o ../../bin/adkgohops .
+
+# The container image for every agent and the gateway: the static binary
+# on scratch (deploy/image/Containerfile; docs/deploy.md). image-context
+# stages its context in IMAGE_DIR from this checkout, with this machine's
+# CA bundle (Debian's ca-certificates), so the build pulls nothing from a
+# registry (Containerfile.multistage runs the same staging in a builder).
+# podman builds it where it is installed, else docker. As root, podman's
+# defaults build it here (a FROM scratch image with no RUN step needs
+# neither a runtime nor cgroups); the version and revision come from git.
+IMAGE     ?= localhost/a2amesh:dev
+IMAGE_DIR ?= bin/image
+CONTAINER ?= $(or $(shell command -v podman),$(shell command -v docker),podman)
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+image: image-context
+	$(CONTAINER) build -f deploy/image/Containerfile -t $(IMAGE) \
+		--build-arg VERSION=$$(git describe --tags --always --dirty 2>/dev/null || echo unknown) \
+		--build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) \
+		$(IMAGE_DIR)
+
+image-context:
+	@test -r $(CA_BUNDLE) || { echo "image-context: no CA bundle at $(CA_BUNDLE); apt-get install ca-certificates" >&2; exit 1; }
+	rm -rf $(IMAGE_DIR)
+	install -d -m 0755 $(IMAGE_DIR)/rootfs/etc/ssl/certs $(IMAGE_DIR)/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_DIR)/rootfs/a2amesh ./cmd/a2amesh
+	install -m 0644 deploy/image/passwd deploy/image/group $(IMAGE_DIR)/rootfs/etc/
+	install -m 0644 $(CA_BUNDLE) $(IMAGE_DIR)/rootfs/etc/ssl/certs/ca-certificates.crt
 
 # Regenerate the Kitex code for the gRPC binding, proto/a2apb, from
 # proto/a2a.proto with the kitex pinned as a tool in go.mod (it parses
