@@ -27,10 +27,11 @@ run:
 	$(GO) run ./cmd/a2amesh up
 
 # Everything CI checks: vet, the race-enabled test suite (with the interop
-# tests against a2a-go and @a2a-js/sdk), and a short run of every fuzzer.
+# tests against a2a-go and @a2a-js/sdk), a short run of every fuzzer, and
+# the container image's proof (podman, as root).
 # The @a2a-js/sdk test uses Node.js 20+ from PATH, or fetches the pinned
 # one from the npm registry; A2AMESH_ALLOW_SKIP=node make test skips it.
-test: vet test-race fuzz-seed
+test: vet test-race fuzz-seed test-image
 
 # Vetting every module keeps the side-by-side benchmarks compiling.
 vet:
