@@ -110,16 +110,18 @@ build:
 
 # The container image for every agent and the gateway: the static binary
 # on scratch (deploy/image/Containerfile; docs/deploy.md). image-context
-# stages its context in IMAGE_DIR from this checkout, with this machine's
-# CA bundle (Debian's ca-certificates), so the build pulls nothing from a
-# registry (Containerfile.multistage runs the same staging in a builder).
+# stages its context in IMAGE_DIR from this checkout and Debian's CA
+# certificates (package ca-certificates: the Mozilla set, without what a
+# machine adds to its own bundle, such as a proxy's CA; CA_CERTS names
+# other PEM files), so the build pulls nothing from a registry
+# (Containerfile.multistage runs the same staging in a builder).
 # podman builds it where it is installed, else docker. As root, podman's
 # defaults build it here (a FROM scratch image with no RUN step needs
 # neither a runtime nor cgroups); the version and revision come from git.
 IMAGE     ?= localhost/a2amesh:dev
 IMAGE_DIR ?= bin/image
 CONTAINER ?= $(or $(shell command -v podman),$(shell command -v docker),podman)
-CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+CA_CERTS  ?= /usr/share/ca-certificates/mozilla/*.crt
 image: image-context
 	$(CONTAINER) build -f deploy/image/Containerfile -t $(IMAGE) \
 		--build-arg VERSION=$$(git describe --tags --always --dirty 2>/dev/null || echo unknown) \
@@ -127,12 +129,13 @@ image: image-context
 		$(IMAGE_DIR)
 
 image-context:
-	@test -r $(CA_BUNDLE) || { echo "image-context: no CA bundle at $(CA_BUNDLE); apt-get install ca-certificates" >&2; exit 1; }
+	@cat $(CA_CERTS) >/dev/null || { echo "image-context: no CA certificates at $(CA_CERTS); apt-get install ca-certificates" >&2; exit 1; }
 	rm -rf $(IMAGE_DIR)
 	install -d -m 0755 $(IMAGE_DIR)/rootfs/etc/ssl/certs $(IMAGE_DIR)/data
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(IMAGE_DIR)/rootfs/a2amesh ./cmd/a2amesh
 	install -m 0644 deploy/image/passwd deploy/image/group $(IMAGE_DIR)/rootfs/etc/
-	install -m 0644 $(CA_BUNDLE) $(IMAGE_DIR)/rootfs/etc/ssl/certs/ca-certificates.crt
+	cat $(CA_CERTS) > $(IMAGE_DIR)/rootfs/etc/ssl/certs/ca-certificates.crt
+	chmod 0644 $(IMAGE_DIR)/rootfs/etc/ssl/certs/ca-certificates.crt
 
 # The image's proof (deploy/image, build tag image): builds it with `make
 # image`, checks its files and configuration, and serves A2A requests from

@@ -47,8 +47,13 @@ const (
 	requestBound = time.Minute
 )
 
-// The CA bundle the Makefile copies into the image.
-const caBundle = "/etc/ssl/certs/ca-certificates.crt"
+// Where the image keeps its CA bundle, and the certificates `make image`
+// puts there by default: Debian's (package ca-certificates), without what
+// this machine added to its own bundle.
+const (
+	caBundle  = "/etc/ssl/certs/ca-certificates.crt"
+	debianCAs = "/usr/share/ca-certificates/mozilla/*.crt"
+)
 
 func TestMain(m *testing.M) {
 	if s, ok := os.LookupEnv(initEnv); ok {
@@ -307,7 +312,7 @@ func checkConfig(t *testing.T, cfg imageConfig) {
 // checkFiles checks that the image holds its files and nothing else (no
 // shell, no package database), with the owners and modes that keep all
 // but /data read-only to the user; that the binary is static; and that
-// the CA bundle is this machine's.
+// the CA bundle holds Debian's certificates and no others.
 func checkFiles(t *testing.T, root string) {
 	t.Helper()
 	type entry struct {
@@ -375,16 +380,42 @@ func checkFiles(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := os.ReadFile(caBundle)
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(debianCAs)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Debian's CA certificates, %s: %d files, %v (apt-get install ca-certificates)", debianCAs, len(files), err)
 	}
-	if !bytes.Equal(bundle, host) {
-		t.Errorf("the image's %s (%d bytes) is not this machine's (%d bytes)", caBundle, len(bundle), len(host))
+	var debian []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		debian = append(debian, b...)
 	}
-	if !x509.NewCertPool().AppendCertsFromPEM(bundle) {
-		t.Errorf("the image's %s holds no certificate", caBundle)
+	if got, want := certificates(t, bundle), certificates(t, debian); !slices.Equal(got, want) {
+		t.Errorf("the image's %s holds %d certificates, not the %d of %s", caBundle, len(got), len(want), debianCAs)
 	}
+}
+
+// certificates returns the DER of the certificates in a PEM bundle, sorted.
+func certificates(t *testing.T, bundle []byte) []string {
+	t.Helper()
+	var out []string
+	for {
+		var b *pem.Block
+		if b, bundle = pem.Decode(bundle); b == nil {
+			break
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); b.Type != "CERTIFICATE" || err != nil {
+			t.Fatalf("a %s block in a CA bundle: %v", b.Type, err)
+		}
+		out = append(out, string(b.Bytes))
+	}
+	if len(bytes.TrimSpace(bundle)) > 0 {
+		t.Fatalf("a CA bundle ends in %d bytes of no certificate", len(bundle))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // baseSpec is how a runtime starts the image: as its user (who has an
