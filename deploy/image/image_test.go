@@ -121,6 +121,7 @@ func TestImage(t *testing.T) {
 			return openaitest.Reply{Content: reply}
 		})
 		defer model.Close()
+		// openaitest serves plain HTTP; its handler serves here over TLS.
 		endpoint := httptest.NewTLSServer(model.Config.Handler)
 		defer endpoint.Close()
 		// The endpoint's certificate joins the image's bundle (checked
