@@ -96,13 +96,15 @@ func TestImage(t *testing.T) {
 		echoURL := echoC.url()
 		ask(t, echoURL, "hello from the image", "hello from the image")
 
-		topology := filepath.Join(t.TempDir(), "topology.yaml")
-		if err := os.WriteFile(topology, fmt.Appendf(nil, "version: 1\nagents:\n  echo: %s\nentry:\n  agent: echo\n", echoURL), 0o644); err != nil {
+		// The topology as deploy/k8s mounts it: a ConfigMap's directory at
+		// /etc/a2amesh, read-only.
+		topology := t.TempDir()
+		if err := os.WriteFile(filepath.Join(topology, "topology.yaml"), fmt.Appendf(nil, "version: 1\nagents:\n  echo: %s\nentry:\n  agent: echo\n", echoURL), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		gw := base
 		gw.Args = slices.Concat(cfg.Entrypoint, []string{"gateway", "--addr", "127.0.0.1:0", "--topology", "/etc/a2amesh/topology.yaml"})
-		gw.Mounts = []mount{{Source: topology, Target: "/etc/a2amesh/topology.yaml"}}
+		gw.Mounts = []mount{{Source: topology, Target: "/etc/a2amesh"}}
 		gwC := run(t, "gateway", gw)
 		ask(t, gwC.url(), "hello through the gateway", "hello through the gateway")
 
