@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/a2amesh/a2amesh/deploy/k8s/internal/localcluster"
 	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
@@ -197,6 +198,9 @@ func newCommandFlags() *commandFlags {
 var a2ameshBin string
 
 func TestMain(m *testing.M) {
+	// The rollout test's pods are this binary, re-executed as their
+	// containers' runtime.
+	localcluster.MaybeInit()
 	os.Exit(runTests(m))
 }
 

@@ -46,6 +46,9 @@ import (
 type Image struct {
 	Root                 string
 	Entrypoint, Cmd, Env []string
+	// WorkDir is where the command starts unless the container's
+	// workingDir says otherwise; / when empty.
+	WorkDir string
 	// UID and GID are the image's user, for containers whose spec names
 	// none.
 	UID, GID int

@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/a2amesh/a2amesh/deploy/k8s/render"
@@ -147,6 +149,22 @@ func (c *Cluster) startPod(ctx context.Context, name string, w render.Workload, 
 // Kubernetes makes them.
 func (c *Cluster) volumes(p *Pod) (map[string]string, error) {
 	out := map[string]string{}
+	// A StatefulSet pod's claims: a directory per claim and pod, which
+	// outlives the pod, as a persistent volume does.
+	if s, ok := p.w.Object.(*appsv1.StatefulSet); ok {
+		for _, claim := range s.Spec.VolumeClaimTemplates {
+			dir := filepath.Join(c.dir, "volumes", claim.Name+"-"+p.Name)
+			if err := os.MkdirAll(dir, 0o777); err != nil {
+				return nil, err
+			}
+			// Writable by the pod's user, as a provisioned volume with the
+			// pod's fsGroup is.
+			if err := os.Chmod(dir, 0o777); err != nil {
+				return nil, err
+			}
+			out[claim.Name] = dir
+		}
+	}
 	for _, v := range p.spec.Volumes {
 		dir := filepath.Join(p.dir, "volumes", v.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -274,7 +292,7 @@ func (c *Cluster) container(p *Pod, cs corev1.Container, volumes map[string]stri
 	return &container{pod: p, spec: cs, log: logf, init: initSpec{
 		Image: img.Root, Dir: filepath.Join(p.dir, "ctr-"+cs.Name), ReadOnlyRoot: roRoot,
 		Mounts: mounts, UID: uid, GID: gid, Argv: argv,
-		Env: append(append([]string{"HOSTNAME=" + p.Name}, img.Env...), env...), WorkDir: cs.WorkingDir,
+		Env: append(append([]string{"HOSTNAME=" + p.Name}, img.Env...), env...), WorkDir: cmp.Or(cs.WorkingDir, img.WorkDir),
 	}}, nil
 }
 
