@@ -97,6 +97,7 @@ type Handler struct {
 
 	// runs holds a token per run going on (MaxRuns); nil for no limit.
 	runs   chan struct{}
+	drain  drainState
 	queued atomic.Int64 // messages waiting for a run
 
 	// base is the parent of every run's context; Close cancels it.
@@ -159,6 +160,7 @@ func New(cfg Config) (*Handler, error) {
 		h.storeOutage = time.Minute
 	}
 	h.base, h.stop = context.WithCancel(context.Background())
+	h.drain.init()
 	return h, nil
 }
 
@@ -173,6 +175,7 @@ func (h *Handler) Close(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	h.stop()
+	h.drain.endStreams() // a stream that outlived its run has nothing more to wait for
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()
