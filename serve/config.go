@@ -104,7 +104,8 @@ type Config struct {
 	// DrainTimeout is how long the runs going on when the drain begins
 	// have to end; new messages are refused meanwhile with a retryable
 	// error (see server.Handler.Drain). Runs still going after it are
-	// canceled. Zero means DefaultDrainTimeout.
+	// canceled. Zero means DefaultDrainTimeout; negative, none (they are
+	// canceled at once).
 	DrainTimeout time.Duration
 	// ShutdownGrace is how long Serve lets open requests finish once the
 	// drain is over (streams have ended by then, for their clients to
@@ -206,8 +207,6 @@ func (c *Config) Check() error {
 		return &ConfigError{Field: "Retention", Needs: "must not be negative"}
 	case c.DrainDelay < 0:
 		return &ConfigError{Field: "DrainDelay", Needs: "must not be negative"}
-	case c.DrainTimeout < 0:
-		return &ConfigError{Field: "DrainTimeout", Needs: "must not be negative"}
 	case c.Listener != nil && c.Addr != "":
 		return &ConfigError{Field: "Addr", Needs: "set Addr or Listener, not both"}
 	case c.GRPCListener != nil && c.GRPCAddr != "":

@@ -133,7 +133,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 		}
 	}
 	s := &Server{ln: ln, log: log, grace: cfg.ShutdownGrace, grpcLn: cfg.GRPCListener,
-		drainDelay: cfg.DrainDelay, drainTimeout: cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout)}
+		drainDelay: cfg.DrainDelay, drainTimeout: max(cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout), 0)}
 	defer func() {
 		if err != nil {
 			s.Close()

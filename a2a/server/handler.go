@@ -165,7 +165,8 @@ func New(cfg Config) (*Handler, error) {
 }
 
 // Close cancels every agent run and push delivery the Handler started and
-// waits for them to end, or for ctx to be done.
+// waits for them to end, or for ctx to be done; then it ends the streams
+// still open, as EndStreams does.
 func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
@@ -175,7 +176,9 @@ func (h *Handler) Close(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	h.stop()
-	h.drain.endStreams() // a stream that outlived its run has nothing more to wait for
+	// Once the runs have recorded their ends, a stream still open has
+	// nothing more to wait for here.
+	defer h.drain.endStreams()
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()
