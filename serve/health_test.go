@@ -306,6 +306,9 @@ type proxy struct {
 	mu       sync.Mutex
 	backends []string // host:port
 	routed   []string // the backend of each connection, in order
+	// lagging sends every connection to the first backend, ready or not,
+	// as an address whose endpoints lag behind readiness.
+	lagging bool
 }
 
 func startProxy(t *testing.T, backends ...string) *proxy {
@@ -317,10 +320,10 @@ func startProxy(t *testing.T, backends ...string) *proxy {
 	return p
 }
 
-func (p *proxy) set(backends ...string) {
+func (p *proxy) set(lagging bool, backends ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.backends = backends
+	p.backends, p.lagging = backends, lagging
 }
 
 func (p *proxy) connections() []string {
@@ -343,10 +346,10 @@ func (p *proxy) serve(t *testing.T) {
 			defer conns.Done()
 			defer in.Close()
 			p.mu.Lock()
-			backends := p.backends
+			backends, lagging := p.backends, p.lagging
 			p.mu.Unlock()
 			for _, b := range backends {
-				if code, _ := probe(t, "GET", "http://"+b+"/readyz"); code != 200 {
+				if code, _ := probe(t, "GET", "http://"+b+"/readyz"); code != 200 && !lagging {
 					continue
 				}
 				out, err := net.Dial("tcp", b)
@@ -404,7 +407,7 @@ func TestDrainHandsStreamsOver(t *testing.T) {
 	}
 	task := res.(*a2a.Task)
 	// A client follows it through the address, which sends it to A.
-	p.set(a, b)
+	p.set(false, a, b)
 	c, err := client.New(ctx, public, client.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -465,4 +468,91 @@ func listen(t *testing.T) net.Listener {
 		t.Fatal(err)
 	}
 	return ln
+}
+
+// A client whose stream a draining replica ended and whose resumption that
+// replica refuses (the address still sends it there) waits as the refusal
+// asks and resumes at another replica, missing nothing.
+func TestResumptionRefusedWhileDraining(t *testing.T) {
+	srv := startNATS(t, t.TempDir(), -1, "")
+	lnA, lnB := listen(t), listen(t)
+	a, b := lnA.Addr().String(), lnB.Addr().String()
+	p := startProxy(t, b)
+	public := "http://" + p.ln.Addr().String() + "/"
+	cfg := func(ln net.Listener) serve.Config {
+		return serve.Config{Listener: ln, PublicURL: public, State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL()}, DrainTimeout: bound}
+	}
+	const chunks = 20
+	sA, doneA, stopA := drainAgent(t, cfg(lnA), chunks, 50*time.Millisecond)
+	drainAgent(t, cfg(lnB), chunks, 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	send := func(c *client.Client, text string) *a2a.Task {
+		t.Helper()
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, text),
+			Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.(*a2a.Task)
+	}
+	cb, err := client.New(ctx, public, client.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := send(cb, "slow: "+strings.Repeat("x", chunks)) // on B
+	cb.CloseIdleConnections()
+	p.set(true, a)
+	ca, err := client.New(ctx, public, client.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(ca, "slow: keeps A draining") // on A
+	ca.CloseIdleConnections()
+
+	c, err := client.New(ctx, public, client.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	var ids []int
+	var last a2a.Event
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+		if err != nil {
+			t.Fatalf("the stream: %v (after events %v)", err, ids)
+		}
+		n, _ := strconv.Atoi(ev.ID)
+		ids, last = append(ids, n), ev.Event
+		if len(ids) != 2 {
+			continue
+		}
+		// A drains (its own task keeps it at it) and ends the streams:
+		// the resumption goes to A, which refuses it; then the address
+		// catches up.
+		stopA()
+		await(t, "http://"+a+"/readyz", 503)
+		before := len(p.connections())
+		sA.Handler().EndStreams()
+		go func() { // the consumer must return for the client to resume
+			deadline := time.Now().Add(bound)
+			for len(p.connections()) == before && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			p.set(false, b)
+		}()
+	}
+	if st, _ := a2a.StateOf(last); st != a2a.TaskStateCompleted {
+		t.Fatalf("the stream ended with %v, want the task completed", last)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] != ids[i-1]+1 {
+			t.Fatalf("event ids %v: not one after the other", ids)
+		}
+	}
+	if got := p.connections(); len(got) < 2 || got[len(got)-2] != a || got[len(got)-1] != b {
+		t.Fatalf("connections %v: want a refused resumption at A, then B", got)
+	}
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
 }
