@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/serve"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
@@ -298,20 +299,26 @@ func TestHold(t *testing.T) {
 }
 
 // proxy stands for a Kubernetes Service: each connection goes to the first
-// of the backends whose /readyz answers 200.
+// of the backends whose readiness URL answers 200.
 type proxy struct {
 	ln net.Listener
 	wg sync.WaitGroup
 
 	mu       sync.Mutex
-	backends []string // host:port
+	backends []backend
 	routed   []string // the backend of each connection, in order
 	// lagging sends every connection to the first backend, ready or not,
 	// as an address whose endpoints lag behind readiness.
 	lagging bool
 }
 
-func startProxy(t *testing.T, backends ...string) *proxy {
+// backend is a replica's port, and the URL of its readiness.
+type backend struct{ addr, ready string }
+
+// httpBackend is a replica's HTTP port, where its readiness is too.
+func httpBackend(addr string) backend { return backend{addr, "http://" + addr + "/readyz"} }
+
+func startProxy(t *testing.T, backends ...backend) *proxy {
 	t.Helper()
 	p := &proxy{ln: listen(t), backends: backends}
 	p.wg.Add(1)
@@ -320,7 +327,7 @@ func startProxy(t *testing.T, backends ...string) *proxy {
 	return p
 }
 
-func (p *proxy) set(lagging bool, backends ...string) {
+func (p *proxy) set(lagging bool, backends ...backend) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.backends, p.lagging = backends, lagging
@@ -349,16 +356,16 @@ func (p *proxy) serve(t *testing.T) {
 			backends, lagging := p.backends, p.lagging
 			p.mu.Unlock()
 			for _, b := range backends {
-				if code, _ := probe(t, "GET", "http://"+b+"/readyz"); code != 200 && !lagging {
+				if code, _ := probe(t, "GET", b.ready); code != 200 && !lagging {
 					continue
 				}
-				out, err := net.Dial("tcp", b)
+				out, err := net.Dial("tcp", b.addr)
 				if err != nil {
 					continue
 				}
 				defer out.Close()
 				p.mu.Lock()
-				p.routed = append(p.routed, b)
+				p.routed = append(p.routed, b.addr)
 				p.mu.Unlock()
 				copied := make(chan struct{})
 				go func() {
@@ -378,19 +385,40 @@ func (p *proxy) serve(t *testing.T) {
 // Two replicas share their state on NATS behind one address. A client
 // following a task from replica A (the task runs on B) while A drains has
 // its stream ended by A and resumes it through the address, at B, and
-// sees every event of the task exactly once.
+// sees every event of the task exactly once; on every binding.
 func TestDrainHandsStreamsOver(t *testing.T) {
 	srv := startNATS(t, t.TempDir(), -1, "")
+	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
+		t.Run(binding, func(t *testing.T) { handOver(t, srv.ClientURL(), binding) })
+	}
+}
+
+func handOver(t *testing.T, natsURL, binding string) {
 	lnA, lnB := listen(t), listen(t)
-	a, b := lnA.Addr().String(), lnB.Addr().String()
+	a, b := httpBackend(lnA.Addr().String()), httpBackend(lnB.Addr().String())
 	p := startProxy(t, b)
 	public := "http://" + p.ln.Addr().String() + "/"
 	cfg := func(ln net.Listener) serve.Config {
-		return serve.Config{Listener: ln, PublicURL: public, State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL()}}
+		return serve.Config{Listener: ln, PublicURL: public, State: serve.StateNATS, NATS: serve.NATS{URL: natsURL}}
+	}
+	cfgA, cfgB := cfg(lnA), cfg(lnB)
+	// The stream's connections go through the proxy of its binding.
+	streams, streamA, streamB := p, a.addr, b.addr
+	var bindings []client.Binding
+	switch binding {
+	case a2a.BindingHTTPJSON:
+		bindings = []client.Binding{client.HTTPJSON}
+	case a2a.BindingGRPC:
+		gA, gB := listen(t), listen(t)
+		streamA, streamB = gA.Addr().String(), gB.Addr().String()
+		streams = startProxy(t, backend{streamA, a.ready}, backend{streamB, b.ready})
+		cfgA.GRPCListener, cfgB.GRPCListener = gA, gB
+		cfgA.GRPCPublicAddr, cfgB.GRPCPublicAddr = streams.ln.Addr().String(), streams.ln.Addr().String()
+		bindings = []client.Binding{grpcclient.Binding(grpcclient.Config{})}
 	}
 	const chunks = 20
-	_, doneA, stopA := drainAgent(t, cfg(lnA), chunks, 50*time.Millisecond)
-	_, doneB, _ := drainAgent(t, cfg(lnB), chunks, 50*time.Millisecond)
+	_, doneA, stopA := drainAgent(t, cfgA, chunks, 50*time.Millisecond)
+	_, doneB, _ := drainAgent(t, cfgB, chunks, 50*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	// The task runs on B.
@@ -408,15 +436,18 @@ func TestDrainHandsStreamsOver(t *testing.T) {
 	task := res.(*a2a.Task)
 	// A client follows it through the address, which sends it to A.
 	p.set(false, a, b)
-	c, err := client.New(ctx, public, client.Config{})
+	c, err := client.New(ctx, public, client.Config{Bindings: bindings})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseIdleConnections()
+	defer c.Close()
+	if c.Binding() != binding {
+		t.Fatalf("the client speaks %s, want %s", c.Binding(), binding)
+	}
 	seen := map[string]bool{}
 	var ids []int
 	var last a2a.Event
-	drainedAt := -1 // how many connections the proxy had made when A began to drain
+	drainedAt := -1 // how many connections the stream's proxy had made when A began to drain
 	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
 		if err != nil {
 			t.Fatalf("the stream: %v (after events %v)", err, ids)
@@ -428,9 +459,9 @@ func TestDrainHandsStreamsOver(t *testing.T) {
 		n, _ := strconv.Atoi(ev.ID)
 		ids, last = append(ids, n), ev.Event
 		if drainedAt < 0 {
-			drainedAt = len(p.connections())
-			if got := p.connections(); got[len(got)-1] != a {
-				t.Fatalf("the subscription went to %s, want replica A at %s", got[len(got)-1], a)
+			got := streams.connections()
+			if drainedAt = len(got); got[len(got)-1] != streamA {
+				t.Fatalf("the subscription went to %s, want replica A at %s", got[len(got)-1], streamA)
 			}
 			stopA()
 		}
@@ -443,8 +474,8 @@ func TestDrainHandsStreamsOver(t *testing.T) {
 			t.Fatalf("event ids %v: not one after the other", ids)
 		}
 	}
-	if after := p.connections()[drainedAt:]; !slices.Contains(after, b) || slices.Contains(after, a) {
-		t.Fatalf("after A began to drain the client connected to %v, want B (%s) only", after, b)
+	if after := streams.connections()[drainedAt:]; !slices.Contains(after, streamB) || slices.Contains(after, streamA) {
+		t.Fatalf("after A began to drain the client connected to %v, want B (%s) only", after, streamB)
 	}
 	select {
 	case err := <-doneA:
@@ -476,7 +507,7 @@ func listen(t *testing.T) net.Listener {
 func TestResumptionRefusedWhileDraining(t *testing.T) {
 	srv := startNATS(t, t.TempDir(), -1, "")
 	lnA, lnB := listen(t), listen(t)
-	a, b := lnA.Addr().String(), lnB.Addr().String()
+	a, b := httpBackend(lnA.Addr().String()), httpBackend(lnB.Addr().String())
 	p := startProxy(t, b)
 	public := "http://" + p.ln.Addr().String() + "/"
 	cfg := func(ln net.Listener) serve.Config {
@@ -530,7 +561,7 @@ func TestResumptionRefusedWhileDraining(t *testing.T) {
 		// the resumption goes to A, which refuses it; then the address
 		// catches up.
 		stopA()
-		await(t, "http://"+a+"/readyz", 503)
+		await(t, a.ready, 503)
 		before := len(p.connections())
 		sA.Handler().EndStreams()
 		go func() { // the consumer must return for the client to resume
@@ -549,7 +580,7 @@ func TestResumptionRefusedWhileDraining(t *testing.T) {
 			t.Fatalf("event ids %v: not one after the other", ids)
 		}
 	}
-	if got := p.connections(); len(got) < 2 || got[len(got)-2] != a || got[len(got)-1] != b {
+	if got := p.connections(); len(got) < 2 || got[len(got)-2] != a.addr || got[len(got)-1] != b.addr {
 		t.Fatalf("connections %v: want a refused resumption at A, then B", got)
 	}
 	if err := <-doneA; err != nil {
