@@ -3,8 +3,11 @@
 // with SSE streaming on Hertz, gRPC on Kitex when Config.GRPCAddr asks for it
 // (every binding the card lists, over one core: a task made over one is
 // served over the others), push notifications behind an SSRF guard, tasks,
-// events and checkpoints in memory or on NATS JetStream, and a graceful
-// shutdown when the context ends.
+// events and checkpoints in memory or on NATS JetStream, the health
+// endpoints /healthz and /readyz beside the A2A routes, and a drain when
+// the context ends (not ready at once, new messages refused with a
+// retryable error, running tasks given time to finish, open streams ended
+// for their clients to resume at another replica).
 //
 // Any adk.Agent is served with New (or Agent, which also serves it); an
 // A2A executor written against a2a/server directly is served with

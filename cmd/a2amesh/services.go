@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -195,7 +196,7 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 	}
 	// Listen first: while the agent waits for the agents it calls, its
 	// port says it is alive and not ready.
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cmp.Or(cfg.Addr, "127.0.0.1:0"))
 	if err != nil {
 		return err
 	}
