@@ -303,31 +303,65 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 
 	req := &a2a.SendMessageRequest{Message: msg, Metadata: map[string]any{KeyRun: meta}}
 	seen := false
-	for ev, err := range r.client.SendStreamingMessage(streamCtx, req) {
-		if err != nil {
-			if mayLose && !seen && errors.Is(err, a2a.ErrTaskNotFound) {
-				return true
+	for refusals := 0; ; refusals++ {
+		again := false
+		for ev, err := range r.client.SendStreamingMessage(streamCtx, req) {
+			if err != nil {
+				if mayLose && !seen && errors.Is(err, a2a.ErrTaskNotFound) {
+					return true
+				}
+				// Refused for now (the agent's replica is draining, or at
+				// its limits) before anything was done: send it again, on
+				// a new connection (a draining server closes them), which
+				// an address in front of replicas may take to another.
+				if e := a2a.AsError(err); !seen && e.RetryAfter > 0 && refusals < maxRefusals && pause(ctx, min(e.RetryAfter, maxRefusalPause)) {
+					again = true
+					break
+				}
+				if ctx.Err() != nil {
+					gen.Send(r.failure(fmt.Errorf("cancelled: %w", ctx.Err())))
+				} else {
+					gen.Send(r.failure(err))
+				}
+				return
 			}
-			if ctx.Err() != nil {
-				gen.Send(r.failure(fmt.Errorf("cancelled: %w", ctx.Err())))
-			} else {
-				gen.Send(r.failure(err))
+			seen = true
+			done := d.event(ev.Event)
+			if id := c.learn(d.taskID); id != "" {
+				r.cancelRemote(id) // cancelled before the task's id was known
 			}
-			return
+			if done {
+				return false
+			}
 		}
-		seen = true
-		done := d.event(ev.Event)
-		if id := c.learn(d.taskID); id != "" {
-			r.cancelRemote(id) // cancelled before the task's id was known
-		}
-		if done {
-			return false
+		if !again {
+			break
 		}
 	}
 	if !d.ended {
 		gen.Send(r.failure(errors.New("the task's stream ended before the task did")))
 	}
 	return false
+}
+
+// maxRefusals is how many times in a row a run's message refused with
+// retry guidance (a2a.Error.RetryAfter) is sent again, waiting as asked
+// but at most maxRefusalPause each time.
+const (
+	maxRefusals     = 3
+	maxRefusalPause = 5 * time.Second
+)
+
+// pause waits d, or until ctx ends; it reports whether it waited d.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // canceler remembers whether a run was cancelled and which remote task to

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net"
 
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/serve"
@@ -18,6 +19,13 @@ const DefaultAddr = "127.0.0.1:9100"
 // when set, take precedence over the topology's). With no cfg.Model the
 // gateway thinks with the offline model. Serve the result with
 // (*serve.Server).Serve.
+//
+// New listens first: while it discovers the agents (for up to
+// cfg.Remote.Wait), the port answers /healthz 200 and /readyz 503 naming
+// the agents not found yet (see serve.Hold), so that a gateway started
+// before its agents is alive and not ready rather than absent. Once
+// found, an agent that goes down does not make the gateway unready: the
+// runs that need it fail, naming it, and the others go on.
 func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
 	if cfg.Model == nil {
 		cfg.Model = offline.New()
@@ -26,11 +34,25 @@ func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
 	if err := cfg.Serve.Check(); err != nil {
 		return nil, err
 	}
-	agent, err := t.Build(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: compose the mesh: %w", err)
+	if err := t.Check(); err != nil {
+		return nil, err
 	}
 	sc := cfg.Serve
+	if sc.Listener == nil {
+		ln, err := net.Listen("tcp", cmp.Or(sc.Addr, "127.0.0.1:0"))
+		if err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		sc.Listener, sc.Addr = ln, ""
+	}
+	d := newDiscovery(t)
+	release := serve.Hold(sc.Listener, d.Missing)
+	agent, err := t.build(ctx, cfg, d)
+	release()
+	if err != nil {
+		sc.Listener.Close() // as the server would have
+		return nil, fmt.Errorf("gateway: compose the mesh: %w", err)
+	}
 	if sc.Name == "" {
 		sc.Name = cmp.Or(t.Gateway.Name, "Mesh")
 	}

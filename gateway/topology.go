@@ -219,25 +219,54 @@ type Config struct {
 	// offline model.
 	Model model.ChatModel
 	// Remote configures the RemoteAgents; its URL is set per agent. A
-	// Wait makes Build wait for agents that are still starting.
+	// Wait makes Build wait for agents that are still starting (New
+	// answers /readyz meanwhile, naming them).
 	Remote bridge.RemoteConfig
 	// Serve configures the server New makes; Build ignores it.
 	Serve serve.Config
 }
 
-// Build discovers the agents' cards and composes the entry. Every use of
-// an agent key is an agent of its own (an agent has one parent).
+// Build discovers the agents' cards, all at once, and composes the entry.
+// Every use of an agent key is an agent of its own (an agent has one
+// parent).
 func (t *Topology) Build(ctx context.Context, cfg Config) (adk.Agent, error) {
 	if err := t.Check(); err != nil {
 		return nil, err
 	}
+	return t.build(ctx, cfg, newDiscovery(t))
+}
+
+// build is Build, noting in d which agents are still missing.
+func (t *Topology) build(ctx context.Context, cfg Config, d *discovery) (adk.Agent, error) {
 	b := &builder{t: t, cfg: cfg}
+	var err error
+	if b.agents, err = d.find(ctx, agentNodes(t.Entry, nil), cfg.Remote.Wait, b.remote); err != nil {
+		return nil, err
+	}
 	return b.node(ctx, t.Entry)
 }
 
 type builder struct {
 	t   *Topology
 	cfg Config
+	// agents are the agent nodes' RemoteAgents, discovered before
+	// composing.
+	agents map[*Node]*bridge.RemoteAgent
+}
+
+// remote configures the RemoteAgent of agent node n.
+func (b *builder) remote(n *Node) bridge.RemoteConfig {
+	rc := b.cfg.Remote
+	rc.URL, rc.Name = b.t.Agents[n.Agent], n.Alias
+	names := b.t.Bindings
+	if n.Binding != "" {
+		names = []string{n.Binding}
+	}
+	if len(names) > 0 {
+		// Check has parsed them.
+		rc.Bindings, _ = ParseBindings(names...)
+	}
+	return rc
 }
 
 func (b *builder) node(ctx context.Context, n *Node) (adk.Agent, error) {
@@ -254,21 +283,8 @@ func (b *builder) node(ctx context.Context, n *Node) (adk.Agent, error) {
 	}
 	switch {
 	case n.Agent != "":
-		rc := b.cfg.Remote
-		rc.URL, rc.Name = b.t.Agents[n.Agent], n.Alias
-		names := b.t.Bindings
-		if n.Binding != "" {
-			names = []string{n.Binding}
-		}
-		if len(names) > 0 {
-			// Check has parsed them.
-			rc.Bindings, _ = ParseBindings(names...)
-		}
-		a, err := bridge.NewRemoteAgent(ctx, rc)
-		if err != nil {
-			return nil, err
-		}
-		var out adk.Agent = a
+		var out adk.Agent = b.agents[n]
+		var err error
 		if n.DisallowTransferToParent {
 			if out, err = adk.AgentWithConfig(ctx, out, adk.AgentConfig{DisallowTransferToParent: true}); err != nil {
 				return nil, err

@@ -30,6 +30,12 @@ const (
 // Config.Retention is zero.
 const DefaultRetention = 10 * time.Minute
 
+// DefaultDrainTimeout is how long running tasks have to end once Serve
+// drains, when Config.DrainTimeout is zero: with the shutdown grace and
+// the stores' close, a drain fits in Kubernetes' default 30 s
+// terminationGracePeriodSeconds.
+const DefaultDrainTimeout = 20 * time.Second
+
 // Config configures a Server. The zero value serves in memory on a free
 // port of 127.0.0.1. Fields that only apply with another field set (the
 // NATS ones without NATS.URL, DataDir with the state on NATS) are refused
@@ -90,8 +96,20 @@ type Config struct {
 	// (Host, Origin), "*" for any; empty: the card's URL and the
 	// listening address.
 	AllowedHosts []string
-	// ShutdownGrace is how long Serve lets open requests finish once its
-	// context ends; zero means 2 s.
+	// DrainDelay is how long Serve, once its context ends, answers
+	// /readyz 503 while still taking new work, before it drains: the time
+	// a load balancer (Kubernetes' endpoints) takes to stop sending it
+	// requests. Zero means none.
+	DrainDelay time.Duration
+	// DrainTimeout is how long the runs going on when the drain begins
+	// have to end; new messages are refused meanwhile with a retryable
+	// error (see server.Handler.Drain). Runs still going after it are
+	// canceled. Zero means DefaultDrainTimeout; negative, none (they are
+	// canceled at once).
+	DrainTimeout time.Duration
+	// ShutdownGrace is how long Serve lets open requests finish once the
+	// drain is over (streams have ended by then, for their clients to
+	// resume elsewhere); zero means 2 s.
 	ShutdownGrace time.Duration
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -187,6 +205,8 @@ func (c *Config) Check() error {
 		return &ConfigError{Field: "NATS", Needs: "durations and counts must not be negative"}
 	case c.Retention < 0:
 		return &ConfigError{Field: "Retention", Needs: "must not be negative"}
+	case c.DrainDelay < 0:
+		return &ConfigError{Field: "DrainDelay", Needs: "must not be negative"}
 	case c.Listener != nil && c.Addr != "":
 		return &ConfigError{Field: "Addr", Needs: "set Addr or Listener, not both"}
 	case c.GRPCListener != nil && c.GRPCAddr != "":

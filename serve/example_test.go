@@ -6,6 +6,8 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
+	"net/http"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
@@ -53,4 +55,50 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	// Output: Greeter TASK_STATE_COMPLETED [offline model] You asked: Hello!
+}
+
+// A process that needs time before it can serve (waiting for the agents it
+// calls, loading a model) holds its port meanwhile: probes see it alive
+// and not ready, saying why. Then the server takes the listener and
+// answers /readyz itself.
+func ExampleHold() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	readyz := "http://" + ln.Addr().String() + serve.ReadyzPath
+	probe := func() {
+		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := hc.Get(readyz)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Print(resp.StatusCode, " ", string(body))
+	}
+
+	release := serve.Hold(ln, func() string { return "loading the model" })
+	probe()
+	release()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "Greeter", Description: "Greets people", Model: offline.New()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv, err := serve.New(ctx, agent, serve.Config{Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	probe()
+	cancel() // a SIGTERM: /readyz turns 503, running tasks finish, then Serve returns
+	if err := <-served; err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// 503 not ready: loading the model
+	// 200 ready
 }

@@ -3,8 +3,11 @@
 // with SSE streaming on Hertz, gRPC on Kitex when Config.GRPCAddr asks for it
 // (every binding the card lists, over one core: a task made over one is
 // served over the others), push notifications behind an SSRF guard, tasks,
-// events and checkpoints in memory or on NATS JetStream, and a graceful
-// shutdown when the context ends.
+// events and checkpoints in memory or on NATS JetStream, the health
+// endpoints /healthz and /readyz beside the A2A routes, and a drain when
+// the context ends (not ready at once, new messages refused with a
+// retryable error, running tasks given time to finish, open streams ended
+// for their clients to resume at another replica).
 //
 // Any adk.Agent is served with New (or Agent, which also serves it); an
 // A2A executor written against a2a/server directly is served with
@@ -16,13 +19,17 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	hzserver "github.com/cloudwego/hertz/pkg/app/server"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/grpcserver"
@@ -52,6 +59,10 @@ type Server struct {
 	grpcLn net.Listener
 	grpc   *grpcserver.Server
 	grace  time.Duration
+	// drainDelay and drainTimeout are Config's, with defaults; draining
+	// is set when Serve's context ends (see Serve).
+	drainDelay, drainTimeout time.Duration
+	draining                 atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -124,7 +135,8 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	s := &Server{ln: ln, log: log, grace: cfg.ShutdownGrace, grpcLn: cfg.GRPCListener}
+	s := &Server{ln: ln, log: log, grace: cfg.ShutdownGrace, grpcLn: cfg.GRPCListener,
+		drainDelay: cfg.DrainDelay, drainTimeout: max(cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout), 0)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -235,33 +247,86 @@ func (s *Server) Card() *a2a.AgentCard { return s.card }
 // one's own.
 func (s *Server) Handler() *server.Handler { return s.handler }
 
-// Serve serves requests until ctx ends, then lets open requests finish
-// within Config.ShutdownGrace, stops the agent's runs and closes the
-// stores and the listener. It returns nil after a shutdown ctx asked for;
-// it returns an error wrapping natsstore.ErrClosed when serving stopped
-// because the connection to NATS closed for good (every request needs it
-// with the state on NATS, so a process should exit and be restarted).
+// Serve serves requests until ctx ends, then drains: /readyz answers 503
+// at once; after Config.DrainDelay new messages are refused with a
+// retryable error (another replica takes them) while the runs going on
+// have up to Config.DrainTimeout to end (runs still going then are
+// canceled); then open streams end, for their clients to resume at
+// another replica, open requests get Config.ShutdownGrace to finish, and
+// the stores and the listeners close. It returns nil after a shutdown ctx
+// asked for; it returns an error wrapping natsstore.ErrClosed when serving
+// stopped because the connection to NATS closed for good (every request
+// needs it with the state on NATS, so a process should exit and be
+// restarted; there is no drain then, since nothing can be stored).
 func (s *Server) Serve(ctx context.Context) error {
 	defer s.Close()
+	// life is the server's: it outlasts ctx by the drain.
+	life, endLife := context.WithCancel(context.WithoutCancel(ctx))
+	defer endLife()
 	if s.st.conn != nil {
 		var stop context.CancelFunc
-		ctx, stop = s.st.conn.Context(ctx)
+		life, stop = s.st.conn.Context(life)
 		defer stop()
 	}
 	if s.st.replicas != nil {
-		defer s.st.replicas.Start(ctx, s.handler)()
+		// The heartbeat goes on while draining, or the other replicas
+		// would fail the runs this one is finishing.
+		defer s.st.replicas.Start(life, s.handler)()
 	}
-	serveErr := s.serve(ctx)
+	served := make(chan error, 1)
+	go func() { served <- s.serve(life) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		s.drain(life)
+	case <-life.Done():
+	case serveErr = <-served:
+		served = nil
+	}
+	s.draining.Store(true)
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	// Runs still going are canceled, and streams end (Close ends them).
 	if err := s.handler.Close(closeCtx); err != nil {
 		s.log.Warn("closing the agent", "err", err)
 	}
-	if err := context.Cause(ctx); errors.Is(err, natsstore.ErrClosed) {
+	endLife()
+	if served != nil {
+		serveErr = <-served
+	}
+	if err := context.Cause(life); errors.Is(err, natsstore.ErrClosed) {
 		s.log.Error("stopped serving: the connection to NATS closed for good and every request needs it; start the service again", "err", err)
 		return fmt.Errorf("serve: %w", err)
 	}
 	return serveErr
+}
+
+// drain readies the server to stop (see Serve), until its runs have ended
+// or the drain timeout, or life ends.
+func (s *Server) drain(life context.Context) {
+	start := time.Now()
+	s.draining.Store(true)
+	s.log.Info("draining: not ready; new messages are refused after the delay, running tasks may finish",
+		"delay", s.drainDelay, "timeout", s.drainTimeout)
+	if s.drainDelay > 0 {
+		t := time.NewTimer(s.drainDelay)
+		select {
+		case <-t.C:
+		case <-life.Done():
+			t.Stop()
+			return
+		}
+	}
+	idle := s.handler.Drain()
+	t := time.NewTimer(s.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+		s.log.Info("drained: no task is running", "took", time.Since(start).Round(time.Millisecond))
+	case <-t.C:
+		s.log.Warn("drain timeout: canceling the tasks still running", "took", time.Since(start).Round(time.Millisecond))
+	case <-life.Done():
+	}
 }
 
 // serve runs the bindings until ctx ends or one of them fails, which
@@ -269,7 +334,7 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) serve(ctx context.Context) error {
 	if s.grpc == nil {
 		s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
-		return s.rest.Serve(ctx, s.ln, s.grace)
+		return s.serveHTTP(ctx)
 	}
 	s.log.Info("serving", "agent", s.card.Name, "url", s.url, "grpc", s.grpcLn.Addr().String(), "state", s.st.kind)
 	ctx, stop := context.WithCancel(ctx)
@@ -279,9 +344,36 @@ func (s *Server) serve(ctx context.Context) error {
 		defer stop()
 		grpcErr <- s.grpc.Serve(ctx, s.grpcLn)
 	}()
-	err := s.rest.Serve(ctx, s.ln, s.grace)
+	err := s.serveHTTP(ctx)
 	stop()
 	return errors.Join(err, <-grpcErr)
+}
+
+// serveHTTP serves the JSON bindings, the card and the health endpoints on
+// Hertz until ctx ends, then shuts Hertz down within the grace.
+func (s *Server) serveHTTP(ctx context.Context) error {
+	s.rest.Listening(s.ln.Addr())
+	h := hzserver.New(append(s.rest.HertzOptions(), hzserver.WithListener(s.ln), hzserver.WithExitWaitTime(s.grace))...)
+	h.Use(s.closeWhileDraining)
+	s.registerHealth(h)
+	s.rest.Register(h)
+	ran := make(chan error, 1)
+	go func() { ran <- h.Run() }()
+	select {
+	case err := <-ran:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.grace+time.Second)
+	defer cancel()
+	err := h.Shutdown(sctx)
+	if rerr := <-ran; err == nil && rerr != nil && !errors.Is(rerr, net.ErrClosed) {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	return nil
 }
 
 // Close releases what New opened: the listeners and the stores. Serve

@@ -47,6 +47,8 @@ func TestConfigCheck(t *testing.T) {
 		{"events per task without NATS", serve.Config{NATS: serve.NATS{EventsPerTask: 5}}, "NATS.EventsPerTask"},
 		{"negative retention", serve.Config{Retention: -time.Second}, "Retention"},
 		{"bad push allowlist", serve.Config{PushAllow: []string{"not a host"}}, "PushAllow"},
+		{"negative drain delay", serve.Config{DrainDelay: -time.Second}, "DrainDelay"},
+		{"no drain", serve.Config{DrainTimeout: -1}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,8 +72,9 @@ type Config struct {
 	// ResumeAttempts is how many times in a row a cut stream is resumed
 	// (with SubscribeToTask after the last event received) before its
 	// error is returned; a resumption that delivers an event earns the
-	// attempts back. 0 means DefaultResumeAttempts (3); negative turns
-	// resumption off.
+	// attempts back, and one the server refuses with retry guidance (a
+	// replica shutting down) is tried again after the wait it asks for.
+	// 0 means DefaultResumeAttempts (3); negative turns resumption off.
 	ResumeAttempts int
 	// StreamIdleTimeout treats a stream that receives nothing (no response
 	// headers, no event, no keep-alive) for this long as cut, counting

@@ -98,10 +98,17 @@ func (c *Client) stream(ctx context.Context, req *StreamRequest, taskID string, 
 				cutAt = time.Now()
 			}
 			// Resume only where it is exact: after a numbered event of a
-			// known task, on a server that honours Last-Event-ID.
+			// known task, on a server that honours Last-Event-ID. A
+			// resumption the server refuses for now (a replica that is
+			// shutting down, behind an address that has not yet stopped
+			// sending to it) is tried again after the wait it asks for.
 			_, numErr := strconv.ParseUint(lastID, 10, 64)
-			if err != nil && ctx.Err() == nil && errors.Is(err, ErrStreamCut) && failures < c.resumes && taskID != "" && numErr == nil &&
-				(c.idle <= 0 || time.Since(cutAt) < c.idle) {
+			var retryIn time.Duration
+			if e := (*a2a.Error)(nil); failures > 0 && errors.As(err, &e) {
+				retryIn = e.RetryAfter
+			}
+			if err != nil && ctx.Err() == nil && (errors.Is(err, ErrStreamCut) || retryIn > 0) && failures < c.resumes && taskID != "" && numErr == nil &&
+				(c.idle <= 0 || time.Since(cutAt)+retryIn < c.idle) && pause(ctx, retryIn) {
 				failures++
 				req = &StreamRequest{Subscribe: &a2a.SubscribeToTaskRequest{ID: taskID, Tenant: tenant}}
 				continue
@@ -112,6 +119,22 @@ func (c *Client) stream(ctx context.Context, req *StreamRequest, taskID string, 
 			yield(Event{}, err)
 			return
 		}
+	}
+}
+
+// pause waits d (none when d <= 0), or until ctx ends; it reports whether
+// it waited d.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

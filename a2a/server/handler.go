@@ -97,6 +97,7 @@ type Handler struct {
 
 	// runs holds a token per run going on (MaxRuns); nil for no limit.
 	runs   chan struct{}
+	drain  drainState
 	queued atomic.Int64 // messages waiting for a run
 
 	// base is the parent of every run's context; Close cancels it.
@@ -159,11 +160,13 @@ func New(cfg Config) (*Handler, error) {
 		h.storeOutage = time.Minute
 	}
 	h.base, h.stop = context.WithCancel(context.Background())
+	h.drain.init()
 	return h, nil
 }
 
 // Close cancels every agent run and push delivery the Handler started and
-// waits for them to end, or for ctx to be done.
+// waits for them to end, or for ctx to be done; then it ends the streams
+// still open, as EndStreams does.
 func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
@@ -173,6 +176,9 @@ func (h *Handler) Close(ctx context.Context) error {
 	}
 	h.mu.Unlock()
 	h.stop()
+	// Once the runs have recorded their ends, a stream still open has
+	// nothing more to wait for here.
+	defer h.drain.endStreams()
 	done := make(chan struct{})
 	go func() {
 		h.wg.Wait()

@@ -194,6 +194,8 @@ func (h *Handler) admitRun(ctx context.Context) error {
 		return ctx.Err()
 	case <-h.base.Done():
 		return a2a.Errorf(a2a.CodeInternal, "the server is shutting down")
+	case <-h.drain.draining:
+		return errDraining()
 	}
 }
 

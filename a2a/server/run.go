@@ -64,6 +64,7 @@ type run struct {
 	isStarted bool
 	isSettled bool
 	permit    bool // the run holds one of Limits.MaxRuns, returned when it ends
+	counted   bool // the run is counted as going on (enterRun), until it ends
 	size      int  // the task's estimated size with the events folded so far
 }
 
@@ -106,11 +107,15 @@ func (r *run) abandon() {
 	close(r.done)
 }
 
-// end gives back the run's permit.
+// end gives back the run's permit and ends its count.
 func (r *run) end() {
 	if r.permit {
 		r.permit = false
 		r.h.releaseRun()
+	}
+	if r.counted {
+		r.counted = false
+		r.h.exitRun()
 	}
 }
 
@@ -526,6 +531,9 @@ func (r *run) finish(outcome error) {
 	switch {
 	case errors.Is(outcome, errTaskEnded):
 		state = ""
+	case h.base.Err() != nil:
+		// Close, not CancelTask: the client should know it may send again.
+		state, text = a2a.TaskStateCanceled, "the task was canceled: the agent's server shut down before it finished; send the message again"
 	case r.ctx.Err() != nil:
 		state, text = a2a.TaskStateCanceled, "the task was canceled"
 	case errors.As(outcome, new(storeError)):

@@ -68,6 +68,12 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 			yield(eventlog.Entry{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "this agent does not stream (its card does not declare capabilities.streaming); use SendMessage"))
 			return
 		}
+		ctx, stop, err := h.streamContext(ctx)
+		if err != nil {
+			yield(eventlog.Entry{}, err)
+			return
+		}
+		defer stop()
 		r, err := h.startRun(ctx, req, true)
 		if err == nil {
 			err = h.launch(r, false)
@@ -109,6 +115,12 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			yield(eventlog.Entry{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "this agent does not stream (its card does not declare capabilities.streaming); poll with GetTask"))
 			return
 		}
+		ctx, stop, err := h.streamContext(ctx)
+		if err != nil {
+			yield(eventlog.Entry{}, err)
+			return
+		}
+		defer stop()
 		e, err := h.getTask(ctx, req.ID)
 		if err == nil {
 			err = h.checkID("tenant", req.Tenant)
@@ -181,20 +193,26 @@ func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, str
 	if err := h.checkSend(ctx, req); err != nil {
 		return nil, err
 	}
+	if err := h.enterRun(); err != nil {
+		return nil, err
+	}
 	if req.Message.TaskID == "" {
 		if err := h.admitTask(); err != nil {
+			h.exitRun()
 			return nil, err
 		}
 	}
 	if err := h.admitRun(ctx); err != nil {
+		h.exitRun()
 		return nil, err
 	}
 	r, err := h.startRunAdmitted(ctx, req, streaming)
 	if err != nil {
 		h.releaseRun()
+		h.exitRun()
 		return nil, err
 	}
-	r.permit = true
+	r.permit, r.counted = true, true
 	return r, nil
 }
 

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/server"
@@ -190,11 +194,23 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 	if err != nil {
 		return fmt.Errorf("--hop-bindings: %w", err)
 	}
+	// Listen first: while the agent waits for the agents it calls, its
+	// port says it is alive and not ready.
+	ln, err := net.Listen("tcp", cmp.Or(cfg.Addr, "127.0.0.1:0"))
+	if err != nil {
+		return err
+	}
+	cfg.Listener, cfg.Addr = ln, ""
+	var w waiting
+	release := serve.Hold(ln, w.String)
 	e := &env{model: m, remote: func(ctx context.Context, url string) (*bridge.RemoteAgent, error) {
+		defer w.add(url)()
 		return bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: url, Wait: *sf.Wait, Bindings: hops})
 	}}
 	agent, err := build(ctx, e)
+	release()
 	if err != nil {
+		ln.Close()
 		return fmt.Errorf("build the agent: %w", err)
 	}
 	s, err := serve.New(ctx, agent, cfg)
@@ -202,6 +218,34 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 		return err
 	}
 	return serveUntilDone(ctx, s, def.name, sf, log, stdout)
+}
+
+// waiting lists the agents a service is waiting for, for its /readyz.
+type waiting struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+// add notes that url is waited for, until the function it returns is
+// called.
+func (w *waiting) add(url string) (done func()) {
+	w.mu.Lock()
+	w.urls = append(w.urls, url)
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.urls = slices.DeleteFunc(w.urls, func(u string) bool { return u == url })
+	}
+}
+
+func (w *waiting) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.urls) == 0 {
+		return "building the agent"
+	}
+	return "waiting for the agents it calls: " + strings.Join(w.urls, ", ")
 }
 
 // serveConfig checks the serving flags and sets up the process for them.

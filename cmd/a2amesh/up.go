@@ -70,7 +70,8 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	sup := newSupervisor(ctx, restartPolicy{}, log, stdout, stderr)
 	defer sup.stop()
-	common := []string{"--nats", url, "--log-level", *logLevel, "--state", *state}
+	// No load balancer to wait for on a stop: drain at once.
+	common := []string{"--nats", url, "--log-level", *logLevel, "--state", *state, "--drain-delay", "0"}
 	if *state != "nats" { // on NATS, the checkpoints are there too
 		common = append(common, "--data-dir", dir)
 	}

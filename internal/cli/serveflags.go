@@ -30,7 +30,7 @@ type ServeFlags struct {
 	grpcAddr, grpcPublicAddr                                       *string
 	retention, commitDelay, heartbeat, eventsMaxAge, tasksMaxAge   *time.Duration
 	eventsPerTask, maxRuns, maxTasks                               *int
-	inputTimeout                                                   *time.Duration
+	inputTimeout, drainDelay, drainTimeout                         *time.Duration
 
 	logLevel, debugAddr                   *string
 	openAIBaseURL, openAIModel, openAIKey *string
@@ -72,6 +72,8 @@ func flagOf(field string) (flag, needs string) {
 		return "--events-per-task", "applies only with --nats; add --nats URL or drop it"
 	case "NATS":
 		return "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task", ""
+	case "DrainDelay":
+		return "--drain-delay", ""
 	}
 	return field, ""
 }
@@ -110,6 +112,10 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 			"most unfinished tasks (working or waiting for input) held; a new task beyond it is refused with a retryable error"),
 		inputTimeout: f.DurationEnv("input-timeout", "A2AMESH_INPUT_TIMEOUT", server.DefaultInputTimeout,
 			"how long a task may wait for input before it is canceled, and its checkpoint dropped"),
+		drainDelay: f.DurationEnv("drain-delay", "A2AMESH_DRAIN_DELAY", 2*time.Second,
+			"on SIGTERM: how long to answer /readyz 503 while still taking work, before refusing new messages (with a retryable 503 / UNAVAILABLE) and draining: the time a load balancer (Kubernetes' endpoints) takes to stop sending requests here"),
+		drainTimeout: f.DurationEnv("drain-timeout", "A2AMESH_DRAIN_TIMEOUT", serve.DefaultDrainTimeout,
+			"on SIGTERM, after --drain-delay: how long running tasks have to finish before they are canceled; open streams then end, for their clients to resume at another replica (0: cancel them at once)"),
 		allowedHosts: f.StringEnv("allowed-hosts", "A2AMESH_ALLOWED_HOSTS", "",
 			"comma-separated host[:port] names requests may be addressed to (Host, Origin), * for any; empty: the card's URL and the listening address"),
 		logLevel:      f.StringEnv("log-level", "A2AMESH_LOG_LEVEL", "info", "log level: debug, info, warn or error"),
@@ -140,7 +146,11 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 		Limits: server.Limits{MaxRuns: *s.maxRuns, MaxLiveTasks: *s.maxTasks, InputTimeout: *s.inputTimeout},
 		NATS: serve.NATS{URL: *s.nats, Heartbeat: dur("heartbeat", s.heartbeat), TasksMaxAge: dur("tasks-max-age", s.tasksMaxAge),
 			EventsMaxAge: dur("events-max-age", s.eventsMaxAge)},
+		DrainDelay: *s.drainDelay, DrainTimeout: *s.drainTimeout,
 		Logger: log,
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = -1 // an explicit 0 is none, serve's negative
 	}
 	if given("events-per-task") {
 		c.NATS.EventsPerTask = *s.eventsPerTask

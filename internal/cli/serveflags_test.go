@@ -13,7 +13,8 @@ import (
 func serveConfig(t *testing.T, args ...string) (serve.Config, error) {
 	t.Helper()
 	for _, env := range []string{"TEST_ADDR", "NATS_URL", "A2AMESH_STATE", "A2AMESH_DATA_DIR", "A2AMESH_COMMIT_DELAY", "A2AMESH_PUSH_ALLOW",
-		"A2AMESH_EVENTS_MAX_AGE", "A2AMESH_EVENTS_PER_TASK", "A2AMESH_TASKS_MAX_AGE"} {
+		"A2AMESH_EVENTS_MAX_AGE", "A2AMESH_EVENTS_PER_TASK", "A2AMESH_TASKS_MAX_AGE",
+		"A2AMESH_DRAIN_DELAY", "A2AMESH_DRAIN_TIMEOUT"} {
 		t.Setenv(env, "") // restored after the test
 		os.Unsetenv(env)
 	}
@@ -49,6 +50,7 @@ func TestServeFlagPairs(t *testing.T) {
 		{[]string{"--events-per-task", "5"}, "--events-per-task: applies only with --nats"},
 		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--data-dir", "/tmp/a2amesh"}, "--data-dir: applies only with the state in memory"},
 		{[]string{"--push-allow", "10.0.0.0/8, bad host"}, `--push-allow`},
+		{[]string{"--drain-delay", "-1s"}, "--drain-delay: must not be negative"},
 	}
 	for _, tt := range tests {
 		_, err := serveConfig(t, tt.args...)
@@ -75,6 +77,23 @@ func TestServeFlagsCommitDelay(t *testing.T) {
 		c, err := serveConfig(t, tt.args...)
 		if err != nil || c.CommitDelay != tt.want {
 			t.Errorf("%q: commit delay %v (%v), want %v", tt.args, c.CommitDelay, err, tt.want)
+		}
+	}
+}
+
+func TestServeFlagsDrain(t *testing.T) {
+	tests := []struct {
+		args         []string
+		delay, drain time.Duration // serve.Config's: a negative DrainTimeout is none
+	}{
+		{nil, 2 * time.Second, serve.DefaultDrainTimeout},
+		{[]string{"--drain-delay", "0", "--drain-timeout", "1m"}, 0, time.Minute},
+		{[]string{"--drain-timeout", "0"}, 2 * time.Second, -1},
+	}
+	for _, tt := range tests {
+		c, err := serveConfig(t, tt.args...)
+		if err != nil || c.DrainDelay != tt.delay || c.DrainTimeout != tt.drain {
+			t.Errorf("%q: drain delay %v, timeout %v (%v), want %v, %v", tt.args, c.DrainDelay, c.DrainTimeout, err, tt.delay, tt.drain)
 		}
 	}
 }
