@@ -80,6 +80,9 @@ func (c *rpcConn) newRequest(ctx context.Context, op jsonrpc.Op, params any, ext
 		kind = 1
 	}
 	req.Header = c.headers[kind].Clone()
+	if stream || op.ReadOnly() {
+		replayable(req)
+	}
 	addHeaders(req.Header, extra)
 	if exts := req.Header.Get("A2A-Extensions"); exts != "" && c.version == a2a.Version03 {
 		req.Header.Set("X-A2A-Extensions", exts) // the 0.3 name of the header

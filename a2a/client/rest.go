@@ -311,6 +311,9 @@ func (t *restTransport) OpenStream(ctx context.Context, req *StreamRequest, h ht
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	hreq, err := t.newRequest(ctx, op, http.MethodPost, target, body, h, "text/event-stream")
+	if err == nil {
+		replayable(hreq)
+	}
 	if err != nil {
 		cancel()
 		return nil, err

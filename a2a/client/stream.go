@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -215,4 +216,20 @@ func (c *Client) streamError(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("a2a client: %s %s: %w", op, c.url, cause)
 	}
 	return err
+}
+
+// replayable marks a POST that may be sent again when the connection it
+// went out on turns out to have been closed before any of the answer
+// came back: a kept-alive connection that a server closed as the request
+// left, which happens whenever a replica drains or restarts behind a
+// Service. net/http's Transport resends such a request on a new
+// connection only when it carries an Idempotency-Key, and so do proxies
+// that honour the header. The calls marked are those a resend cannot
+// repeat the effect of: the reads, and the streams (SendStreamingMessage
+// and SubscribeToTask), whose server answers the moment a task exists, so
+// that an answer lost before its first byte is one that did nothing. A
+// blocking SendMessage is not marked: its answer may come only when the
+// task ends, and a resend then would run the task twice.
+func replayable(req *http.Request) {
+	req.Header.Set("Idempotency-Key", a2a.NewID())
 }

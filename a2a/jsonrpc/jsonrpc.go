@@ -68,6 +68,16 @@ type methodInfo struct {
 	version string
 }
 
+// ReadOnly reports whether the operation only reads: calling it again
+// changes nothing.
+func (op Op) ReadOnly() bool {
+	switch op {
+	case OpGetTask, OpListTasks, OpGetPushConfig, OpListPushConfigs, OpGetExtendedAgentCard:
+		return true
+	}
+	return false
+}
+
 // Method returns the operation's method name in the given protocol version
 // ("1.0" or "0.3").
 func (op Op) Method(version string) string {
