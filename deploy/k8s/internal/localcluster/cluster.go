@@ -23,6 +23,7 @@
 package localcluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,6 +69,12 @@ type Config struct {
 	Nodes int
 	// Dir holds the pods' volumes, writable layers and logs.
 	Dir string
+	// EndpointsDelay is how long after a pod's deletion the Services
+	// still send it new connections: the time a cluster takes to carry
+	// an endpoint's removal to every kube-proxy and ingress, which a
+	// pod's preStop hook is there to cover. 1 s when zero; negative:
+	// none.
+	EndpointsDelay time.Duration
 }
 
 // Cluster is a running set of workloads. Make it with Start; Close it.
@@ -95,6 +103,10 @@ type Cluster struct {
 	// gonePods are the pods that were terminated or lost, kept for their
 	// logs.
 	gonePods []*Pod
+
+	connSeq atomic.Int64
+	logMu   sync.Mutex
+	conns   bytes.Buffer // the Service connections' log
 }
 
 // Start runs every Service, StatefulSet and Deployment of cfg.Objects, all
@@ -106,6 +118,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	}
 	if cfg.Nodes <= 0 {
 		cfg.Nodes = 3
+	}
+	if cfg.EndpointsDelay == 0 {
+		cfg.EndpointsDelay = time.Second
 	}
 	n, err := newNetwork(ctx)
 	if err != nil {
@@ -259,10 +274,21 @@ func (c *Cluster) Pods(owner string) []*Pod {
 	return out
 }
 
-// Logs returns every pod's log, terminated ones included, for a failed
-// test to print.
+// connLog notes a Service connection that ended, for Logs.
+func (c *Cluster) connLog(format string, args ...any) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	fmt.Fprintf(&c.conns, format, args...)
+}
+
+// Logs returns every pod's log, terminated ones included, and every
+// Service connection, for a failed test to print.
 func (c *Cluster) Logs() string {
 	var b strings.Builder
+	c.logMu.Lock()
+	b.WriteString("--- Service connections\n")
+	b.Write(c.conns.Bytes())
+	c.logMu.Unlock()
 	for _, p := range c.allPods() {
 		b.WriteString(p.Log())
 	}
@@ -336,10 +362,13 @@ func (c *Cluster) hostsFile(p *Pod) []byte {
 			fmt.Fprintf(&b, "%s\t%s\n", s.ip, names(name))
 		}
 	}
-	for _, s := range c.objs.StatefulSets {
-		for i := range int(c.sets[s.Name].w.Replicas) {
-			pod := fmt.Sprintf("%s-%d", s.Name, i)
-			sub := s.Spec.ServiceName
+	for _, w := range c.objs.Workloads() {
+		if w.Kind != "StatefulSet" {
+			continue
+		}
+		for i := range int(w.Replicas) {
+			pod := fmt.Sprintf("%s-%d", w.Name, i)
+			sub := w.Object.(*appsv1.StatefulSet).Spec.ServiceName
 			fmt.Fprintf(&b, "%s\t%s.%s\n", c.stable[pod], pod, names(sub))
 			if c.isHeadless(sub) {
 				// A headless Service's own name resolves to its pods.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -143,6 +144,9 @@ func TestPodsServicesAndRollout(t *testing.T) {
 			t.Fatal(err)
 		}
 		host := got["hostname"].(string)
+		if !strings.HasPrefix(host, "web-") || got["env:HOSTNAME"] != host {
+			t.Errorf("the pod's host name is %q (HOSTNAME %q), want its name", host, got["env:HOSTNAME"])
+		}
 		want := map[string]any{
 			"uid": 65532.0, "gid": 65532.0,
 			"env:GREETING": "hello", "env:MEMLIMIT": "64", "env:SAY": "hello from " + host,
@@ -173,6 +177,22 @@ func TestPodsServicesAndRollout(t *testing.T) {
 	})
 
 	t.Run("a rollout under load fails no request", func(t *testing.T) {
+		// The pods' gateway keeps its MAC address as pods come and go (a
+		// bridge's own would follow its ports, and the pods' ARP entries
+		// would go stale).
+		mac := func() string {
+			b, err := os.ReadFile(filepath.Join("/sys/class/net", c.net.bridge, "address"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSpace(string(b))
+		}
+		macBefore := mac()
+		defer func() {
+			if after := mac(); after != macBefore {
+				t.Errorf("the bridge's MAC went from %s to %s", macBefore, after)
+			}
+		}()
 		before := c.Pods("web")
 		var ok, failed atomic.Int64
 		var firstErr atomic.Value

@@ -28,6 +28,9 @@ type initSpec struct {
 	UID, GID     int
 	Argv, Env    []string
 	WorkDir      string
+	// Hostname is the pod's name, which a pod's processes see as their
+	// host name (in a UTS namespace of the pod's own).
+	Hostname string
 }
 
 type mount struct {
@@ -63,6 +66,12 @@ func fail(err error) {
 // so nothing here outlives the container's last process.
 func (s *initSpec) run() error {
 	runtime.LockOSThread()
+	if err := syscall.Unshare(syscall.CLONE_NEWUTS); err != nil {
+		return fmt.Errorf("UTS namespace: %w", err)
+	}
+	if err := syscall.Sethostname([]byte(s.Hostname)); err != nil {
+		return fmt.Errorf("host name: %w", err)
+	}
 	root := filepath.Join(s.Dir, "root")
 	upper, work := filepath.Join(s.Dir, "upper"), filepath.Join(s.Dir, "work")
 	for _, d := range []string{root, upper, work} {

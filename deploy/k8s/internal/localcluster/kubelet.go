@@ -302,6 +302,7 @@ func threshold(v, def int32) int {
 func (p *Pod) terminate(ctx context.Context) error {
 	p.mu.Lock()
 	p.terminating = true
+	p.deleted = time.Now()
 	p.mu.Unlock()
 	grace := 30 * time.Second
 	if g := p.spec.TerminationGracePeriodSeconds; g != nil {

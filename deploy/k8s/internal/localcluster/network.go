@@ -43,8 +43,14 @@ func newNetwork(ctx context.Context) (*network, error) {
 	prefix := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 128 | b[0]&0x7f, 0, 0}), 16)
 	gw := prefix.Addr().Next()
 	n := &network{id: id, bridge: "lc" + id, prefix: prefix, gw: gw, next: gw.Next(), links: map[string]string{}}
+	// A bridge without an address of its own takes its ports' lowest,
+	// which changes as pods come and go; every pod's ARP entry for the
+	// gateway and the Services would then name a MAC that no longer
+	// answers, and connections from pods would hang for as long as the
+	// entry lives (seen: 10-30 s, whenever a pod was deleted).
+	mac := fmt.Sprintf("02:00:%02x:%02x:%02x:01", b[0], b[1], b[2])
 	if err := ipCmds(ctx,
-		[]string{"link", "add", n.bridge, "type", "bridge"},
+		[]string{"link", "add", n.bridge, "address", mac, "type", "bridge"},
 		[]string{"addr", "add", netip.PrefixFrom(gw, 16).String(), "dev", n.bridge},
 		[]string{"link", "set", n.bridge, "up"},
 	); err != nil {

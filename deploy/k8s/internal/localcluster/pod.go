@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,9 @@ type Pod struct {
 	mu          sync.Mutex
 	ready       bool
 	terminating bool
+	// deleted is when the pod's termination began; the Services stop
+	// sending it connections Config.EndpointsDelay later.
+	deleted time.Time
 	gone        bool // its node is lost: no packet reaches it
 	// done is closed when every container has exited for good.
 	done chan struct{}
@@ -56,12 +60,16 @@ type container struct {
 	stopping bool
 }
 
-// Ready reports whether the pod's readiness probes pass and it is not
-// terminating: whether a Service sends it new connections.
+// Ready reports whether the pod's readiness probes pass and its
+// termination, if it began, is not yet known to the Services: whether a
+// Service sends it new connections.
 func (p *Pod) Ready() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.ready && !p.terminating && !p.gone
+	if p.terminating && time.Since(p.deleted) >= p.c.cfg.EndpointsDelay {
+		return false
+	}
+	return p.ready && !p.gone
 }
 
 // Restarts is how many times the pod's containers were restarted after
@@ -292,7 +300,7 @@ func (c *Cluster) container(p *Pod, cs corev1.Container, volumes map[string]stri
 	return &container{pod: p, spec: cs, log: logf, init: initSpec{
 		Image: img.Root, Dir: filepath.Join(p.dir, "ctr-"+cs.Name), ReadOnlyRoot: roRoot,
 		Mounts: mounts, UID: uid, GID: gid, Argv: argv,
-		Env: append(append([]string{"HOSTNAME=" + p.Name}, img.Env...), env...), WorkDir: cmp.Or(cs.WorkingDir, img.WorkDir),
+		Env: append(append([]string{"HOSTNAME=" + p.Name}, img.Env...), env...), WorkDir: cmp.Or(cs.WorkingDir, img.WorkDir), Hostname: p.Name,
 	}}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -77,8 +78,16 @@ func (c *Cluster) ServiceAddr(name string, port int) (string, error) {
 func (s *service) accept(ln net.Listener, port corev1.ServicePort) {
 	for {
 		conn, err := ln.Accept()
-		if err != nil {
+		if errors.Is(err, net.ErrClosed) {
 			return // closed by close
+		}
+		if err != nil {
+			// Out of descriptors, say: the Service must not stop
+			// accepting for good, which would leave every later
+			// connection waiting in the backlog for an answer.
+			s.c.connLog("%s accept on %s: %v\n", time.Now().Format("15:04:05.000"), s.svc.Name, err)
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		s.c.wg.Add(1)
 		go func() {
@@ -89,18 +98,28 @@ func (s *service) accept(ln net.Listener, port corev1.ServicePort) {
 }
 
 // proxy sends one connection to the next ready endpoint that the
-// NetworkPolicies let the caller reach; with none, the connection is
-// closed at once, as a rejected connection would be.
+// NetworkPolicies let the caller reach. With none, or when the endpoint
+// refuses, the connection is reset at once: kube-proxy rejects a
+// connection to a Service without endpoints, and the caller sees it fail
+// rather than hang.
 func (s *service) proxy(in net.Conn, port corev1.ServicePort) {
 	defer in.Close()
 	from := netip.MustParseAddrPort(in.RemoteAddr().String()).Addr()
 	dst, target, err := s.pick(from, port)
 	if err != nil {
+		s.c.connLog("%s refused: %s from %s: %v\n", time.Now().Format("15:04:05.000"), s.svc.Name, from, err)
+		reset(in)
 		return
 	}
-	var d net.Dialer
+	// A pod that vanished between the choice and the dial is dropped
+	// like a packet to a gone address is: the dial fails within seconds,
+	// not at the kernel's two minutes.
+	d := net.Dialer{Timeout: 3 * time.Second}
+	dialStart := time.Now()
 	out, err := d.DialContext(s.c.ctx, "tcp", net.JoinHostPort(dst.IP.String(), strconv.Itoa(target)))
 	if err != nil {
+		s.c.connLog("%s dial %s (%s) for %s from %s failed after %v: %v\n", time.Now().Format("15:04:05.000"), dst.Name, dst.IP, s.svc.Name, from, time.Since(dialStart).Round(time.Millisecond), err)
+		reset(in)
 		return
 	}
 	defer out.Close()
@@ -108,20 +127,35 @@ func (s *service) proxy(in net.Conn, port corev1.ServicePort) {
 		return
 	}
 	defer s.untrack(in, out)
+	start := time.Now()
+	src := from.String()
+	if p := s.c.podByIP(from); p != nil {
+		src = p.Name
+	}
+	id := s.c.connSeq.Add(1)
+	s.c.connLog("%s #%d opened: %s %s -> %s:%d (%s)\n", start.Format("15:04:05.000"), id, s.svc.Name, src, dst.Name, target, dst.IP)
+	// Either direction's end (or error) ends both: a connection to a
+	// pod that is gone must not stay half open, answering nothing.
 	done := make(chan struct{})
+	var up int64
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(out, in) // ends with either side; the other copy then ends too
-		closeWrite(out)
+		up, _ = io.Copy(out, in)
+		_ = out.Close()
+		_ = in.Close()
 	}()
-	_, _ = io.Copy(in, out)
-	closeWrite(in)
+	down, _ := io.Copy(in, out)
+	_ = in.Close()
+	_ = out.Close()
 	<-done
+	s.c.connLog("%s #%d closed after %v: %d bytes up, %d down\n", time.Now().Format("15:04:05.000"),
+		id, time.Since(start).Round(time.Millisecond), up, down)
 }
 
-func closeWrite(c net.Conn) {
+// reset makes closing c send a reset rather than an orderly end.
+func reset(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
+		_ = tc.SetLinger(0)
 	}
 }
 
@@ -184,6 +218,39 @@ func (s *service) pick(from netip.Addr, port corev1.ServicePort) (*Pod, int, err
 	s.mu.Unlock()
 	t, _ := p.port(port.TargetPort.String()) // resolved above
 	return p, t, nil
+}
+
+// Endpoints returns the addresses (pod address and target port) a
+// Service's port sends new connections to now: its ready pods, as an
+// ingress controller that balances each request over a Service's
+// endpoints sees them.
+func (c *Cluster) Endpoints(name string, port int) ([]string, error) {
+	c.mu.Lock()
+	s, ok := c.services[name]
+	c.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("localcluster: no service %s", name)
+	}
+	var sp *corev1.ServicePort
+	for i := range s.svc.Spec.Ports {
+		if int(s.svc.Spec.Ports[i].Port) == port {
+			sp = &s.svc.Spec.Ports[i]
+		}
+	}
+	if sp == nil {
+		return nil, fmt.Errorf("localcluster: service %s has no port %d", name, port)
+	}
+	sel := labels.SelectorFromSet(s.svc.Spec.Selector)
+	var out []string
+	for _, p := range c.Pods("") {
+		if !p.Ready() || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if t, err := p.port(sp.TargetPort.String()); err == nil {
+			out = append(out, net.JoinHostPort(p.IP.String(), strconv.Itoa(t)))
+		}
+	}
+	return out, nil
 }
 
 func (c *Cluster) podByIP(a netip.Addr) *Pod {

@@ -29,7 +29,8 @@ func main() {
 			w.Header().Set("Connection", "close")
 		}
 		q := r.URL.Query()
-		out := map[string]any{"uid": os.Getuid(), "gid": os.Getgid(), "hostname": os.Getenv("HOSTNAME")}
+		host, _ := os.Hostname()
+		out := map[string]any{"uid": os.Getuid(), "gid": os.Getgid(), "hostname": host, "env:HOSTNAME": os.Getenv("HOSTNAME")}
 		for _, k := range q["env"] {
 			out["env:"+k] = os.Getenv(k)
 		}
