@@ -14,11 +14,12 @@ RACE_PKGS := ./...
 # need (a2a-go, the load tool), deploy/k8s the Kubernetes manifests' tests
 # (kustomize, k8s.io/api), bench/eino and bench/adkgohops the comparisons
 # with Eino and adk-go, so none of those becomes a dependency of a library
-# user. The first three are race-tested like the rest.
-TEST_MODULES := bench interop deploy/k8s
-MODULES := $(TEST_MODULES) bench/eino bench/adkgohops
+# user. The first two are race-tested like the rest; deploy/k8s has its
+# own target (test-deploy).
+TEST_MODULES := bench interop
+MODULES := $(TEST_MODULES) deploy/k8s bench/eino bench/adkgohops
 
-.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto image image-context test-image
+.PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto image image-context test-image test-deploy
 
 # Start the whole mesh on the embedded defaults: an in-process NATS server,
 # every agent service as its own process, and the gateway on
@@ -27,11 +28,13 @@ run:
 	$(GO) run ./cmd/a2amesh up
 
 # Everything CI checks: vet, the race-enabled test suite (with the interop
-# tests against a2a-go and @a2a-js/sdk), a short run of every fuzzer, and
-# the container image's proof (podman, as root).
+# tests against a2a-go and @a2a-js/sdk), a short run of every fuzzer, the
+# container image's proof (podman, as root) and the Kubernetes manifests'
+# (kustomize's builds and the policies, then the prod overlay run as local
+# pods and rolled under load; root).
 # The @a2a-js/sdk test uses Node.js 20+ from PATH, or fetches the pinned
 # one from the npm registry; A2AMESH_ALLOW_SKIP=node make test skips it.
-test: vet test-race fuzz-seed test-image
+test: vet test-race fuzz-seed test-image test-deploy
 
 # Vetting every module keeps the side-by-side benchmarks compiling.
 vet:
@@ -145,6 +148,15 @@ image-context:
 test-image:
 	$(GO) vet -tags image ./deploy/image
 	$(GO) test -tags image -count=1 -timeout 20m ./deploy/image
+
+# The Kubernetes manifests (deploy/k8s, a module of its own): localcluster,
+# which runs them as local pods and has goroutines of its own, under the
+# race detector; the overlays' builds, their policies and the rollout of
+# the prod overlay under load without it (kustomize's builds are CPU-bound,
+# and the rollout's pods are separate processes).
+test-deploy:
+	cd deploy/k8s && $(GO) test -race -count=1 -timeout 10m ./internal/...
+	cd deploy/k8s && $(GO) test -count=1 -timeout 15m ./ ./render/...
 
 # Regenerate the Kitex code for the gRPC binding, proto/a2apb, from
 # proto/a2a.proto with the kitex pinned as a tool in go.mod (it parses

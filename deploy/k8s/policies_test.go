@@ -758,14 +758,6 @@ func checkPeerFlags(m *meta, _ string, o *render.Objects) []string {
 	return bad
 }
 
-// pendingFlags are flags the manifests give that a branch not merged yet
-// adds to the a2amesh command, with what adds them; the check logs them
-// instead of failing while the command lacks them. Drop an entry once its
-// branch is in.
-func pendingFlags() map[string]string {
-	return map[string]string{"drain-timeout": "the SIGTERM drain (/healthz, /readyz and --drain-timeout)"}
-}
-
 // checkFlagsExist: every flag an a2amesh container is given is one its
 // subcommand has.
 func checkFlagsExist(m *meta, _ string, o *render.Objects) []string {
@@ -781,10 +773,6 @@ func checkFlagsExist(m *meta, _ string, o *render.Objects) []string {
 		}
 		for _, f := range parseArgs(c.c.Args) {
 			if _, ok := flags[f.name]; ok {
-				continue
-			}
-			if why, ok := pendingFlags()[f.name]; ok {
-				m.t.Logf("%s: --%s is not a flag of a2amesh %s yet: it comes with %s", c, f.name, strings.Join(sub, " "), why)
 				continue
 			}
 			bad = append(bad, fmt.Sprintf("%s: a2amesh %s has no flag --%s", c, strings.Join(sub, " "), f.name))

@@ -4,13 +4,12 @@ package k8s_test
 
 import (
 	"context"
-	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,8 +110,8 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 			t.Errorf("rollout of %s: %v", deploys[i], err)
 		}
 	}
-	t.Logf("rolled %d Deployments (%d pods replaced) in %v under load: %d streams, %d events, %d failed",
-		len(deploys), podCount(c, deploys), rollTime.Round(time.Millisecond), res.streams, res.events, len(res.failures))
+	t.Logf("rolled %d Deployments (%d pods replaced) in %v under load: %d streams, %d events, %d retried after a retryable refusal, %d failed",
+		len(deploys), podCount(c, deploys), rollTime.Round(time.Millisecond), res.streams, res.events, res.retried, len(res.failures))
 	for i, f := range res.failures {
 		if i == 10 {
 			t.Errorf("... and %d more", len(res.failures)-10)
@@ -132,13 +132,21 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	// stopped.
 	reply := a2a.NewTextMessage(a2a.RoleUser, "the board")
 	reply.TaskID, reply.ContextID = waiting.ID, waiting.ContextID
-	second, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
+	var second a2a.Event
+	err = retrying(ctx, func() error {
+		second, err = cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: reply})
+		return err
+	})
 	if err != nil {
 		t.Fatalf("resume after the rollout: %v", err)
 	}
 	done, ok := second.(*a2a.Task)
 	if !ok || done.Status.State != a2a.TaskStateCompleted {
-		t.Fatalf("resume after the rollout: %+v", second)
+		why := ""
+		if ok && done.Status.Message != nil {
+			why = done.Status.Message.Text()
+		}
+		t.Fatalf("resume after the rollout: %T %s: %s", second, done.Status.State, why)
 	}
 	if text := taskText(done); !strings.Contains(text, "the person answered: the board") {
 		t.Errorf("the resumed task's answer: %q", text)
@@ -165,11 +173,16 @@ func localImages(t *testing.T) map[string]localcluster.Image {
 	if err := os.Chown(filepath.Join(root, "data"), 65532, 65532); err != nil {
 		t.Fatal(err)
 	}
+	bin, err := natsServer()
+	if err != nil {
+		t.Fatal(err)
+	}
 	natsRoot := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(natsRoot, "usr/local/bin/nats-server"), "github.com/nats-io/nats-server/v2")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build nats-server: %v\n%s", err, out)
+	if err := os.MkdirAll(filepath.Join(natsRoot, "usr/local/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", bin, filepath.Join(natsRoot, "usr/local/bin/nats-server")).CombinedOutput(); err != nil {
+		t.Fatalf("copy nats-server: %v: %s", err, out)
 	}
 	return map[string]localcluster.Image{
 		a2ameshImage: {Root: root, Entrypoint: []string{"/a2amesh"}, Cmd: []string{"help"}, UID: 65532, GID: 65532, WorkDir: "/data"},
@@ -179,8 +192,9 @@ func localImages(t *testing.T) map[string]localcluster.Image {
 
 // ingressClient is a client outside the cluster that reaches the gateway
 // as the prod overlay's Ingress publishes it: at its public URL, over TLS
-// ended by a reverse proxy in front of the gateway's Service, as an
-// ingress controller ends it.
+// ended by a reverse proxy that sends each request to one of the
+// Service's ready endpoints, as ingress-nginx does (it balances requests
+// over endpoints, not connections over a Service address).
 func ingressClient(t *testing.T, ctx context.Context, c *localcluster.Cluster, o *render.Objects) *client.Client {
 	t.Helper()
 	ing := o.Ingresses[0]
@@ -195,18 +209,27 @@ func ingressClient(t *testing.T, ctx context.Context, c *localcluster.Cluster, o
 			}
 		}
 	}
-	addr, err := c.ServiceAddr(backend.Name, port)
-	if err != nil {
-		t.Fatal(err)
+	var next atomic.Uint64
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			eps, err := c.Endpoints(backend.Name, port)
+			if err != nil || len(eps) == 0 {
+				// No endpoint: the proxy answers 502, as an ingress does.
+				r.Out.URL.Host = "127.0.0.1:1"
+			} else {
+				r.Out.URL.Host = eps[next.Add(1)%uint64(len(eps))]
+			}
+			r.Out.URL.Scheme = "http"
+			r.Out.Host = r.In.Host
+		},
+		FlushInterval: -1, // SSE
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
-	proxy.FlushInterval = -1 // SSE
 	front := httptest.NewUnstartedServer(proxy)
 	front.EnableHTTP2 = false
 	front.StartTLS()
 	t.Cleanup(front.Close)
 	tr := front.Client().Transport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: front.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs, ServerName: host}
+	tr.TLSClientConfig.ServerName = host
 	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, front.Listener.Addr().String())
@@ -240,7 +263,11 @@ type load struct {
 
 type loadResult struct {
 	streams, events int
-	failures        []string
+	// retried counts the streams refused for now (a retryable error:
+	// a replica draining, the stores out of reach) and asked again after
+	// the wait the refusal named, as the protocol asks a client to.
+	retried  int
+	failures []string
 }
 
 // startLoad streams seed questions through cl from n workers until stop,
@@ -255,15 +282,23 @@ func startLoad(ctx context.Context, cl *client.Client, n int) *load {
 			defer l.wg.Done()
 			for i := 0; i < 100000 && ctx.Err() == nil; i++ {
 				q := seedQuestions[(w+i)%len(seedQuestions)]
-				events, fail := streamOnce(ctx, cl, q)
-				if ctx.Err() != nil && fail != "" {
+				start := time.Now()
+				var events, tries int
+				err := retrying(ctx, func() error {
+					tries++
+					var err error
+					events, err = streamOnce(ctx, cl, q)
+					return err
+				})
+				if ctx.Err() != nil && err != nil {
 					return // stopped mid-stream: not a failure of the mesh
 				}
 				l.mu.Lock()
 				l.res.streams++
 				l.res.events += events
-				if fail != "" {
-					l.res.failures = append(l.res.failures, fmt.Sprintf("%q: %s", q, fail))
+				l.res.retried += tries - 1
+				if err != nil {
+					l.res.failures = append(l.res.failures, fmt.Sprintf("%s+%v %q: %v", start.Format("15:04:05.000"), time.Since(start).Round(time.Millisecond), q, err))
 				}
 				l.mu.Unlock()
 			}
@@ -280,37 +315,65 @@ func (l *load) stop() loadResult {
 	return l.res
 }
 
-func streamOnce(ctx context.Context, cl *client.Client, q string) (events int, failure string) {
+// retrying calls fn again while it fails with a retryable refusal (an
+// a2a.Error with RetryAfter) and nothing else, waiting as the refusal
+// asks (at most 5 s), up to 5 tries.
+func retrying(ctx context.Context, fn func() error) error {
+	for try := 1; ; try++ {
+		err := fn()
+		if err == nil || try == 5 {
+			return err
+		}
+		var e *a2a.Error
+		if !errors.As(err, &e) || e.RetryAfter <= 0 {
+			return err
+		}
+		select {
+		case <-time.After(min(e.RetryAfter, 5*time.Second)):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+func streamOnce(ctx context.Context, cl *client.Client, q string) (events int, err error) {
 	var ids []int
 	var final a2a.TaskState
+	var why string
 	for ev, err := range cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, q)}) {
 		if err != nil {
-			return events, err.Error()
+			return events, err
 		}
 		events++
 		if ev.ID != "" {
 			id, err := strconv.Atoi(ev.ID)
 			if err != nil {
-				return events, fmt.Sprintf("event id %q", ev.ID)
+				return events, fmt.Errorf("event id %q", ev.ID)
 			}
 			ids = append(ids, id)
 		}
 		switch e := ev.Event.(type) {
 		case *a2a.Task:
 			final = e.Status.State
+			if e.Status.Message != nil {
+				why = e.Status.Message.Text()
+			}
 		case *a2a.TaskStatusUpdateEvent:
 			final = e.Status.State
+			if e.Status.Message != nil {
+				why = e.Status.Message.Text()
+			}
 		}
 	}
 	for i, id := range ids {
 		if id != ids[0]+i {
-			return events, fmt.Sprintf("event ids %v: lost or repeated", ids)
+			return events, fmt.Errorf("event ids %v: lost or repeated", ids)
 		}
 	}
 	if final != a2a.TaskStateCompleted {
-		return events, fmt.Sprintf("ended %s", final)
+		return events, fmt.Errorf("ended %s: %s", final, why)
 	}
-	return events, ""
+	return events, nil
 }
 
 func podCount(c *localcluster.Cluster, owners []string) int {
