@@ -153,4 +153,3 @@ func TestReplayOnAClosedKeptAliveConnection(t *testing.T) {
 		})
 	}
 }
-

@@ -43,7 +43,7 @@ type Pod struct {
 	// deleted is when the pod's termination began; the Services stop
 	// sending it connections Config.EndpointsDelay later.
 	deleted time.Time
-	gone        bool // its node is lost: no packet reaches it
+	gone    bool // its node is lost: no packet reaches it
 	// done is closed when every container has exited for good.
 	done chan struct{}
 }
