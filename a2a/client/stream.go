@@ -225,11 +225,12 @@ func (c *Client) streamError(ctx context.Context, op string, err error) error {
 // Service. net/http's Transport resends such a request on a new
 // connection only when it carries an Idempotency-Key, and so do proxies
 // that honour the header. The calls marked are those a resend cannot
-// repeat the effect of: the reads, and the streams (SendStreamingMessage
-// and SubscribeToTask), whose server answers the moment a task exists, so
-// that an answer lost before its first byte is one that did nothing. A
-// blocking SendMessage is not marked: its answer may come only when the
-// task ends, and a resend then would run the task twice.
+// repeat the effect of, or almost: the reads, and the streams
+// (SendStreamingMessage and SubscribeToTask), whose server answers the
+// moment a task exists, so that an answer lost before its first byte
+// started a task only if the server died in between. A blocking
+// SendMessage is not marked: its answer may come only when the task ends,
+// and a resend then would run the task twice.
 func replayable(req *http.Request) {
 	req.Header.Set("Idempotency-Key", a2a.NewID())
 }
