@@ -26,11 +26,13 @@ type StoresConfig struct {
 	// suffix, new at each start, so that the other replicas tell the tasks
 	// of a replica that died from those of its successor.
 	Replica string
-	// Events configures the events stream; Tasks and Push the task and
-	// webhook buckets.
-	Events EventsConfig
-	Tasks  BucketConfig
-	Push   BucketConfig
+	// Events configures the events stream; Tasks, Push, CheckPoints and
+	// Heartbeats the task, webhook, checkpoint and heartbeat buckets.
+	Events      EventsConfig
+	Tasks       BucketConfig
+	Push        BucketConfig
+	CheckPoints BucketConfig
+	Heartbeats  BucketConfig
 	// KeepEnded: see TaskStoreConfig.
 	KeepEnded time.Duration
 	// HeartbeatTTL: see ReplicasConfig.
@@ -90,11 +92,11 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg StoresConfig) (*Store
 	if s.Push, err = NewPushStore(ctx, js, PushStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Push}); err != nil {
 		return nil, err
 	}
-	if s.CheckPoints, err = NewCheckPointStore(ctx, js, CheckPointStoreConfig{Namespace: cfg.Namespace}); err != nil {
+	if s.CheckPoints, err = NewCheckPointStore(ctx, js, CheckPointStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.CheckPoints}); err != nil {
 		return nil, err
 	}
 	s.Replicas, err = NewReplicas(ctx, js, ReplicasConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Log: s.Log, Tasks: s.Tasks,
-		HeartbeatTTL: cfg.HeartbeatTTL, Logger: cfg.Logger})
+		HeartbeatTTL: cfg.HeartbeatTTL, Bucket: cfg.Heartbeats, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -135,6 +135,13 @@ type NATS struct {
 	// EventsPerTask is the most events the stream keeps per task, the
 	// oldest dropped first; zero means no limit. Same for every process.
 	EventsPerTask int
+	// StreamReplicas is how many servers of a NATS cluster hold each
+	// stream and bucket the server uses (the events stream; with the
+	// state on NATS, the tasks', webhooks', checkpoints' and heartbeats'
+	// buckets too), so that losing a server loses nothing (3 of a cluster
+	// of 3 or more); zero means 1, at most 5. Same for every process: a
+	// stream takes the count its last writer gave it.
+	StreamReplicas int
 }
 
 // state is the State c means: State, or its default.
@@ -201,8 +208,12 @@ func (c *Config) Check() error {
 			field = "NATS.TasksMaxAge"
 		}
 		return &ConfigError{Field: field, Needs: "applies only with State: StateNATS (replicas sharing their state on JetStream)"}
+	case c.NATS.URL == "" && c.NATS.StreamReplicas != 0:
+		return &ConfigError{Field: "NATS.StreamReplicas", Needs: "applies only with NATS.URL (it configures the streams on NATS)"}
 	case c.NATS.Heartbeat < 0 || c.NATS.TasksMaxAge < 0 || c.NATS.EventsMaxAge < 0 || c.NATS.EventsPerTask < 0:
 		return &ConfigError{Field: "NATS", Needs: "durations and counts must not be negative"}
+	case c.NATS.StreamReplicas < 0 || c.NATS.StreamReplicas > 5:
+		return &ConfigError{Field: "NATS", Needs: "StreamReplicas must be between 1 and 5 (0: 1)"}
 	case c.Retention < 0:
 		return &ConfigError{Field: "Retention", Needs: "must not be negative"}
 	case c.DrainDelay < 0:

@@ -86,7 +86,7 @@ func (c *Config) events() natsstore.EventsConfig {
 	if age == 0 {
 		age = 24 * time.Hour
 	}
-	return natsstore.EventsConfig{MaxAge: age, MaxPerTask: int64(c.NATS.EventsPerTask)}
+	return natsstore.EventsConfig{MaxAge: age, MaxPerTask: int64(c.NATS.EventsPerTask), Replicas: c.NATS.StreamReplicas}
 }
 
 func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent string, cfg *Config, log *slog.Logger) error {
@@ -97,10 +97,12 @@ func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent str
 	if heartbeat == 0 {
 		heartbeat = 10 * time.Second
 	}
-	events := cfg.events()
+	events, copies := cfg.events(), cfg.NATS.StreamReplicas
 	a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: agent, Events: events,
-		Tasks: natsstore.BucketConfig{TTL: cfg.NATS.TasksMaxAge}, KeepEnded: cfg.retention(),
-		Push: natsstore.BucketConfig{TTL: events.MaxAge}, HeartbeatTTL: heartbeat, Logger: log})
+		Tasks:       natsstore.BucketConfig{TTL: cfg.NATS.TasksMaxAge, Replicas: copies},
+		Push:        natsstore.BucketConfig{TTL: events.MaxAge, Replicas: copies},
+		CheckPoints: natsstore.BucketConfig{Replicas: copies}, Heartbeats: natsstore.BucketConfig{Replicas: copies},
+		KeepEnded: cfg.retention(), HeartbeatTTL: heartbeat, Logger: log})
 	if err != nil {
 		return err
 	}

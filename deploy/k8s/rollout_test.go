@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/deploy/k8s/internal/localcluster"
@@ -73,6 +76,7 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	}
 	t.Logf("every pod ready %v after the start", time.Since(started).Round(time.Millisecond))
 
+	checkStreamReplicas(t, ctx, c, 3)
 	cl := ingressClient(t, ctx, c, o)
 
 	// A task left waiting for its user before the rollout.
@@ -397,4 +401,38 @@ func taskText(t *a2a.Task) string {
 		b.WriteString(t.Status.Message.Text())
 	}
 	return b.String()
+}
+
+// checkStreamReplicas checks that every JetStream stream the services
+// made (their KV buckets are streams too) is held by want servers, asking
+// a NATS pod directly.
+func checkStreamReplicas(t *testing.T, ctx context.Context, c *localcluster.Cluster, want int) {
+	t.Helper()
+	pods := c.Pods("nats")
+	if len(pods) == 0 {
+		t.Fatal("no NATS pod")
+	}
+	nc, err := nats.Connect("nats://" + net.JoinHostPort(pods[0].IP.String(), "4222"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	streams := js.ListStreams(ctx)
+	for info := range streams.Info() {
+		n++
+		if info.Config.Replicas != want {
+			t.Errorf("stream %s is held by %d servers, want %d", info.Config.Name, info.Config.Replicas, want)
+		}
+	}
+	if err := streams.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Error("no stream on NATS")
+	}
 }

@@ -29,7 +29,7 @@ type ServeFlags struct {
 	addr, publicURL, nats, state, dataDir, pushAllow, allowedHosts *string
 	grpcAddr, grpcPublicAddr                                       *string
 	retention, commitDelay, heartbeat, eventsMaxAge, tasksMaxAge   *time.Duration
-	eventsPerTask, maxRuns, maxTasks                               *int
+	eventsPerTask, maxRuns, maxTasks, streamReplicas               *int
 	inputTimeout, drainDelay, drainTimeout                         *time.Duration
 
 	logLevel, debugAddr                   *string
@@ -70,8 +70,10 @@ func flagOf(field string) (flag, needs string) {
 		return "--events-max-age", "applies only with --nats; add --nats URL or drop it"
 	case "NATS.EventsPerTask":
 		return "--events-per-task", "applies only with --nats; add --nats URL or drop it"
+	case "NATS.StreamReplicas":
+		return "--nats-replicas", "applies only with --nats; add --nats URL or drop it"
 	case "NATS":
-		return "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task", ""
+		return "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task, --nats-replicas", ""
 	case "DrainDelay":
 		return "--drain-delay", ""
 	}
@@ -102,6 +104,8 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 			"with --nats: how long the NATS events stream keeps task events; the stream is the mesh's, so give every process the same value"),
 		eventsPerTask: f.IntEnv("events-per-task", "A2AMESH_EVENTS_PER_TASK", 0,
 			"with --nats: most events the NATS events stream keeps per task, the oldest dropped first (0: no limit); same for every process"),
+		streamReplicas: f.IntEnv("nats-replicas", "A2AMESH_NATS_REPLICAS", 0,
+			"with --nats: how many servers of the NATS cluster hold each stream and bucket (3 on a cluster of 3, so that losing a server loses nothing; 0: 1; at most 5); same for every process"),
 		tasksMaxAge: f.DurationEnv("tasks-max-age", "A2AMESH_TASKS_MAX_AGE", 0,
 			"with --state nats: drop a task that has not changed for this long, such as one whose replica died before deleting it (0: keep until deleted); same for every process"),
 		pushAllow: f.StringEnv("push-allow", "A2AMESH_PUSH_ALLOW", "",
@@ -145,7 +149,7 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 		Retention: *s.retention, PushAllow: SplitList(*s.pushAllow), AllowedHosts: SplitList(*s.allowedHosts),
 		Limits: server.Limits{MaxRuns: *s.maxRuns, MaxLiveTasks: *s.maxTasks, InputTimeout: *s.inputTimeout},
 		NATS: serve.NATS{URL: *s.nats, Heartbeat: dur("heartbeat", s.heartbeat), TasksMaxAge: dur("tasks-max-age", s.tasksMaxAge),
-			EventsMaxAge: dur("events-max-age", s.eventsMaxAge)},
+			EventsMaxAge: dur("events-max-age", s.eventsMaxAge), StreamReplicas: *s.streamReplicas},
 		DrainDelay: *s.drainDelay, DrainTimeout: *s.drainTimeout,
 		Logger: log,
 	}
