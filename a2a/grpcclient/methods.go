@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
 )
@@ -31,12 +32,12 @@ func encodeErr(op string, err error) error {
 
 func (t *grpcTransport) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, h http.Header) (a2a.Event, error) {
 	const op = "SendMessage"
-	pb, err := pbconv.SendRequestToPB(req)
+	b, err := pbconv.AppendSendRequest(nil, req)
 	if err != nil {
 		return nil, encodeErr(op, err)
 	}
 	res := new(a2aservice.SendMessageResult)
-	if err := t.call(ctx, h, op, t.out(pb), res); err != nil {
+	if err := t.call(ctx, h, op, pbwire.Encoded(b), res); err != nil {
 		return nil, err
 	}
 	return result(op, res.GetSuccess(), pbconv.SendResponseFromPB)

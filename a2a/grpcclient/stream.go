@@ -17,6 +17,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 )
 
@@ -30,13 +31,13 @@ func (t *grpcTransport) OpenStream(ctx context.Context, req *client.StreamReques
 	var msg any
 	if req.Send != nil {
 		op, method = "SendStreamingMessage", "SendStreamingMessage"
-		pb, err := pbconv.SendRequestToPB(req.Send)
+		b, err := pbconv.AppendSendRequest(nil, req.Send)
 		if err != nil {
 			return nil, encodeErr(op, err)
 		}
-		msg = pb
+		msg = pbwire.Encoded(b)
 	} else {
-		msg = &a2apb.SubscribeToTaskRequest{Tenant: req.Subscribe.Tenant, Id: req.Subscribe.ID}
+		msg = t.out(&a2apb.SubscribeToTaskRequest{Tenant: req.Subscribe.Tenant, Id: req.Subscribe.ID})
 	}
 	k, err := t.acquire()
 	if err != nil {
@@ -87,7 +88,7 @@ func (s *eventStream) open(ctx context.Context, method string, msg any) (streami
 	}
 	st := res.Stream
 	s.st = st // for Close
-	if err := st.SendMsg(s.t.out(msg)); err != nil {
+	if err := st.SendMsg(msg); err != nil {
 		return nil, nil, err
 	}
 	if err := st.Close(); err != nil {

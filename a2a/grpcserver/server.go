@@ -169,29 +169,12 @@ func (s *Server) serviceInfo() *serviceinfo.ServiceInfo {
 // encoding, which keeps them too) and go out as they are.
 func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpoint {
 	return func(st streaming.Stream, msg any) error {
-		if _, ok := msg.(encoded); ok {
+		if _, ok := msg.(pbwire.Encoded); ok {
 			return next(st, msg)
 		}
 		return next(st, pbwire.Outgoing{Enc: &s.enc, Msg: msg})
 	}
 }
-
-// encoded is a message already in the protobuf binary format, on its way
-// out through Kitex's gRPC codec, which writes a message by calling its
-// Marshal. Kitex calls Marshal(nil) within SendMsg, and Marshal copies,
-// so the bytes may be reused once SendMsg returns.
-type encoded []byte
-
-// Marshal appends the message to b.
-func (m encoded) Marshal(b []byte) ([]byte, error) { return append(b, m...), nil }
-
-// Unmarshal is never called: an outgoing message is only sent.
-func (encoded) Unmarshal([]byte) error {
-	return errors.New("grpcserver: an outgoing message cannot be decoded into")
-}
-
-// GetFirstArgument is the message, as pbwire.Outgoing's.
-func (m encoded) GetFirstArgument() any { return m }
 
 // begin checks the call's metadata and attaches its call info to ctx. The
 // service is A2A 1.0 only: a call without a2a-version is taken as 1.0, one
@@ -295,7 +278,7 @@ func (s *Server) stream(method string, st streaming.Stream, first uint64, events
 		if err != nil {
 			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
 		}
-		if err := st.SendMsg(encoded(buf)); err != nil {
+		if err := st.SendMsg(pbwire.Encoded(buf)); err != nil {
 			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
 			return err
 		}
@@ -324,7 +307,7 @@ func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
 	if err != nil {
 		return err
 	}
-	return st.SendMsg(encoded(b))
+	return st.SendMsg(pbwire.Encoded(b))
 }
 
 // SendStreamingMessage implements a2apb.A2AService.

@@ -409,3 +409,20 @@ func (m Outgoing) Unmarshal([]byte) error {
 // GetFirstArgument is the message, as Kitex's generated arguments give
 // their request.
 func (m Outgoing) GetFirstArgument() any { return m.Msg }
+
+// Encoded is a message already in the protobuf binary format, on its way
+// out through Kitex's gRPC codec as Outgoing is. Kitex calls Marshal(nil)
+// within SendMsg (or Call), and Marshal copies, so the bytes may be reused
+// once that returns.
+type Encoded []byte
+
+// Marshal appends the message to b.
+func (m Encoded) Marshal(b []byte) ([]byte, error) { return append(b, m...), nil }
+
+// Unmarshal is never called: an outgoing message is only sent.
+func (Encoded) Unmarshal([]byte) error {
+	return errors.New("pbwire: an outgoing message cannot be decoded into")
+}
+
+// GetFirstArgument is the message, as Outgoing's.
+func (m Encoded) GetFirstArgument() any { return m }
