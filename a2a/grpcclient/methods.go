@@ -36,11 +36,17 @@ func (t *grpcTransport) SendMessage(ctx context.Context, req *a2a.SendMessageReq
 	if err != nil {
 		return nil, encodeErr(op, err)
 	}
-	res := new(a2aservice.SendMessageResult)
+	// The answer is read by pbconv's direct decoding, without the
+	// generated result's a2apb copy.
+	res := new(pbconv.IncomingSendResponse)
 	if err := t.call(ctx, h, op, pbwire.Encoded(b), res); err != nil {
 		return nil, err
 	}
-	return result(op, res.GetSuccess(), pbconv.SendResponseFromPB)
+	ev, err := res.Event()
+	if err != nil {
+		return nil, fmt.Errorf("a2a client: %s: decode the result: %w", op, err)
+	}
+	return ev, nil
 }
 
 func (t *grpcTransport) GetTask(ctx context.Context, req *a2a.GetTaskRequest, h http.Header) (*a2a.Task, error) {

@@ -73,6 +73,9 @@ type eventStream struct {
 	alive  func()
 	st     streaming.Stream
 	next   uint64 // the next event's id; 0 when the server numbers none
+	// in receives each event, read by pbconv's direct decoding rather
+	// than into the generated a2apb.StreamResponse.
+	in pbconv.IncomingEvent
 
 	stop    chan struct{} // closed by Close, to end tick
 	ticking chan struct{} // closed when tick has ended
@@ -116,7 +119,7 @@ func (s *eventStream) tick(every time.Duration) {
 }
 
 func (s *eventStream) Recv() (client.Event, error) {
-	m := new(a2apb.StreamResponse)
+	m := &s.in
 	if err := s.st.RecvMsg(m); err != nil {
 		if err == io.EOF {
 			return client.Event{}, io.EOF
@@ -126,7 +129,7 @@ func (s *eventStream) Recv() (client.Event, error) {
 	if s.alive != nil {
 		s.alive()
 	}
-	ev, err := pbconv.EventFromPB(m)
+	ev, err := m.Event()
 	if err != nil {
 		return client.Event{}, fmt.Errorf("a2a client: %s: decode stream event: %w", s.op, err)
 	}

@@ -75,7 +75,11 @@ type Config struct {
 	Grace time.Duration
 	// Options are extra Kitex server options, applied after the
 	// binding's own (listener, exit wait time, exit signal, and the send
-	// middleware that writes responses with internal/pbwire).
+	// middleware that writes responses with internal/pbwire). Kitex's
+	// send and receive middlewares see SendMessage's and
+	// SendStreamingMessage's messages in the binding's own forms (the
+	// answers already encoded, the requests read into the a2a model),
+	// not as a2apb messages.
 	Options []kserver.Option
 	Logger  *slog.Logger
 }
@@ -145,20 +149,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// serviceInfo is the generated service's, but for SendMessage, whose
-// handler on the gRPC transport writes the Handler's answer directly
-// (sendMessage).
+// serviceInfo is the generated service's, but for SendMessage and
+// SendStreamingMessage, whose handlers on the gRPC transport read the
+// request directly (pbconv.IncomingSendRequest) and, for SendMessage,
+// write the Handler's answer directly (sendMessage, sendStreaming).
 func (s *Server) serviceInfo() *serviceinfo.ServiceInfo {
 	info := a2aservice.NewServiceInfo()
-	gen := info.Methods["SendMessage"]
-	info.Methods["SendMessage"] = serviceinfo.NewMethodInfo(
-		func(ctx context.Context, handler, arg, result any) error {
-			if a, ok := arg.(*streaming.Args); ok {
-				return s.sendMessage(ctx, a.Stream)
-			}
-			return gen.Handler()(ctx, handler, arg, result)
-		},
-		gen.NewArgs, gen.NewResult, gen.OneWay(), serviceinfo.WithStreamingMode(gen.StreamingMode()))
+	for name, direct := range map[string]func(context.Context, streaming.Stream) error{
+		"SendMessage":          s.sendMessage,
+		"SendStreamingMessage": s.sendStreaming,
+	} {
+		gen := info.Methods[name]
+		info.Methods[name] = serviceinfo.NewMethodInfo(
+			func(ctx context.Context, handler, arg, result any) error {
+				if a, ok := arg.(*streaming.Args); ok {
+					return direct(ctx, a.Stream)
+				}
+				return gen.Handler()(ctx, handler, arg, result)
+			},
+			gen.NewArgs, gen.NewResult, gen.OneWay(), serviceinfo.WithStreamingMode(gen.StreamingMode()))
+	}
 	return info
 }
 
@@ -294,15 +304,16 @@ func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest)
 }
 
 // sendMessage serves SendMessage on st, a gRPC call's stream: it reads
-// the request, calls the Handler and sends its answer written directly
-// from the model (pbconv.AppendSendResponse), the bytes pbwire writes for
-// SendMessage's a2apb answer.
+// the request directly into the model (pbconv.IncomingSendRequest), calls
+// the Handler and sends its answer written directly from the model
+// (pbconv.AppendSendResponse), the bytes pbwire writes for SendMessage's
+// a2apb answer.
 func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
-	req := new(a2apb.SendMessageRequest)
+	req := new(pbconv.IncomingSendRequest)
 	if err := st.RecvMsg(req); err != nil {
 		return err
 	}
-	b, err := unary(s, ctx, "SendMessage", req, pbconv.SendRequestFromPB, s.h.SendMessage,
+	b, err := unary(s, ctx, "SendMessage", req, (*pbconv.IncomingSendRequest).Request, s.h.SendMessage,
 		func(ev a2a.Event) ([]byte, error) { return pbconv.AppendSendResponse(nil, ev) })
 	if err != nil {
 		return err
@@ -310,14 +321,32 @@ func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
 	return st.SendMsg(pbwire.Encoded(b))
 }
 
-// SendStreamingMessage implements a2apb.A2AService.
+// sendStreaming serves SendStreamingMessage on st, a gRPC call's stream,
+// with the request read directly into the model.
+func (s *Server) sendStreaming(_ context.Context, st streaming.Stream) error {
+	req := new(pbconv.IncomingSendRequest)
+	if err := st.RecvMsg(req); err != nil {
+		return err
+	}
+	return s.streamSend(st.Context(), st, req.Request)
+}
+
+// SendStreamingMessage implements a2apb.A2AService. Served by Kitex over
+// gRPC, the call goes to sendStreaming instead, which does the same but
+// reads the request directly.
 func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2apb.A2AService_SendStreamingMessageServer) error {
+	return s.streamSend(stream.Context(), stream, func() (*a2a.SendMessageRequest, error) { return pbconv.SendRequestFromPB(req) })
+}
+
+// streamSend serves SendStreamingMessage on st for the request req
+// returns.
+func (s *Server) streamSend(ctx context.Context, st streaming.Stream, req func() (*a2a.SendMessageRequest, error)) error {
 	const method = "SendStreamingMessage"
-	ctx, err := begin(stream.Context())
+	ctx, err := begin(ctx)
 	if err != nil {
 		return statusError(s.log, method, err)
 	}
-	r, err := pbconv.SendRequestFromPB(req)
+	r, err := req()
 	if err != nil {
 		return statusError(s.log, method, invalid(err))
 	}
@@ -327,7 +356,7 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 	if r.Message != nil && r.Message.TaskID == "" {
 		first = 1
 	}
-	return s.stream(method, stream, first, s.h.SendStreamingMessage(ctx, r))
+	return s.stream(method, st, first, s.h.SendStreamingMessage(ctx, r))
 }
 
 // SubscribeToTask implements a2apb.A2AService. Without LastEventIDKey in
