@@ -411,10 +411,19 @@ func (m Outgoing) Unmarshal([]byte) error {
 func (m Outgoing) GetFirstArgument() any { return m.Msg }
 
 // Encoded is a message already in the protobuf binary format, on its way
-// out through Kitex's gRPC codec as Outgoing is. Kitex calls Marshal(nil)
-// within SendMsg (or Call), and Marshal copies, so the bytes may be reused
-// once that returns.
+// out through Kitex's gRPC codec as Outgoing is. Kitex copies it within
+// SendMsg (or Call), so the bytes may be reused once that returns.
 type Encoded []byte
+
+// Size and MarshalTo have Kitex's codec copy the message into the frame
+// it allocates from its buffer pool, with the gRPC message prefix, rather
+// than take a copy from Marshal and allocate the prefix apart.
+
+// Size is the message's length.
+func (m Encoded) Size() int { return len(m) }
+
+// MarshalTo copies the message to b, which has room for it.
+func (m Encoded) MarshalTo(b []byte) (int, error) { return copy(b, m), nil }
 
 // Marshal appends the message to b.
 func (m Encoded) Marshal(b []byte) ([]byte, error) { return append(b, m...), nil }
