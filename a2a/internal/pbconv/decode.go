@@ -34,7 +34,10 @@ const maxDepth = 64
 
 // DecodeEvent reads a StreamResponse: EventFromPB's event for prutal's
 // reading of b.
-func DecodeEvent(b []byte) (a2a.Event, bool) {
+func DecodeEvent(b []byte) (a2a.Event, bool) { return decodeEvent(b, nil) }
+
+// decodeEvent is DecodeEvent, taking the identifiers it reads from ids.
+func decodeEvent(b []byte, ids *idCache) (a2a.Event, bool) {
 	var ev a2a.Event
 	var seen bool
 	for len(b) > 0 {
@@ -51,13 +54,13 @@ func DecodeEvent(b []byte) (a2a.Event, bool) {
 		seen = true
 		switch f.num {
 		case 1:
-			ev, ok = decodeTask(f.b)
+			ev, ok = decodeTask(f.b, ids)
 		case 2:
-			ev, ok = decodeMessage(f.b, true)
+			ev, ok = decodeMessage(f.b, true, ids)
 		case 3:
-			ev, ok = decodeStatusUpdate(f.b)
+			ev, ok = decodeStatusUpdate(f.b, ids)
 		case 4:
-			ev, ok = decodeArtifactUpdate(f.b)
+			ev, ok = decodeArtifactUpdate(f.b, ids)
 		}
 		if !ok {
 			return nil, false
@@ -84,9 +87,9 @@ func DecodeSendResponse(b []byte) (a2a.Event, bool) {
 		}
 		seen = true
 		if f.num == 1 {
-			ev, ok = decodeTask(f.b)
+			ev, ok = decodeTask(f.b, nil)
 		} else {
-			ev, ok = decodeMessage(f.b, true)
+			ev, ok = decodeMessage(f.b, true, nil)
 		}
 		if !ok {
 			return nil, false
@@ -109,7 +112,7 @@ func DecodeSendRequest(b []byte) (*a2a.SendMessageRequest, bool) {
 		case 1:
 			ok = f.str(&r.Tenant)
 		case 2:
-			ok = once.first(f) && f.message(&r.Message, false)
+			ok = once.first(f) && f.message(&r.Message, false, nil)
 		case 3:
 			ok = once.first(f) && f.typ == protowire.BytesType
 			if ok {
@@ -209,16 +212,49 @@ func (f field) metadata(m *map[string]any) bool {
 	return ok
 }
 
-func (f field) message(m **a2a.Message, answer bool) bool {
+func (f field) message(m **a2a.Message, answer bool, ids *idCache) bool {
 	if f.typ != protowire.BytesType {
 		return false
 	}
 	var ok bool
-	*m, ok = decodeMessage(f.b, answer)
+	*m, ok = decodeMessage(f.b, answer, ids)
 	return ok
 }
 
-func decodeTask(b []byte) (*a2a.Task, bool) {
+// id reads an identifier through ids.
+func (f field) id(s *string, ids *idCache) bool {
+	if f.typ != protowire.BytesType {
+		return false
+	}
+	*s = ids.str(f.b)
+	return true
+}
+
+// idCache holds the last identifiers read from a stream, which its items
+// repeat (the task's and context's ids, an artifact's): each is then
+// allocated once per stream rather than once per item. A nil idCache
+// allocates each.
+type idCache struct {
+	recent [4]string
+	next   int
+}
+
+func (c *idCache) str(b []byte) string {
+	if c == nil {
+		return string(b)
+	}
+	for _, s := range c.recent {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	c.recent[c.next] = s
+	c.next = (c.next + 1) % len(c.recent)
+	return s
+}
+
+func decodeTask(b []byte, ids *idCache) (*a2a.Task, bool) {
 	t := new(a2a.Task)
 	var once onceFields
 	for len(b) > 0 {
@@ -228,20 +264,20 @@ func decodeTask(b []byte) (*a2a.Task, bool) {
 		}
 		switch f.num {
 		case 1:
-			ok = f.str(&t.ID)
+			ok = f.id(&t.ID, ids)
 		case 2:
-			ok = f.str(&t.ContextID)
+			ok = f.id(&t.ContextID, ids)
 		case 3:
-			ok = once.first(f) && f.typ == protowire.BytesType && decodeStatus(f.b, &t.Status)
+			ok = once.first(f) && f.typ == protowire.BytesType && decodeStatus(f.b, &t.Status, ids)
 		case 4:
 			ok = f.typ == protowire.BytesType
 			if ok {
 				t.Artifacts = append(t.Artifacts, a2a.Artifact{})
-				ok = decodeArtifact(f.b, &t.Artifacts[len(t.Artifacts)-1])
+				ok = decodeArtifact(f.b, &t.Artifacts[len(t.Artifacts)-1], ids)
 			}
 		case 5:
 			var m *a2a.Message
-			if ok = f.message(&m, true); ok {
+			if ok = f.message(&m, true, ids); ok {
 				t.History = append(t.History, *m)
 			}
 		case 6:
@@ -254,7 +290,7 @@ func decodeTask(b []byte) (*a2a.Task, bool) {
 	return t, true
 }
 
-func decodeStatus(b []byte, s *a2a.TaskStatus) bool {
+func decodeStatus(b []byte, s *a2a.TaskStatus, ids *idCache) bool {
 	var once onceFields
 	for len(b) > 0 {
 		f, ok := nextField(&b)
@@ -268,7 +304,7 @@ func decodeStatus(b []byte, s *a2a.TaskStatus) bool {
 				s.State, ok = decodeState(f.u)
 			}
 		case 2:
-			ok = once.first(f) && f.message(&s.Message, true)
+			ok = once.first(f) && f.message(&s.Message, true, ids)
 		case 3:
 			ok = once.first(f) && f.typ == protowire.BytesType
 			if ok {
@@ -316,7 +352,7 @@ func decodeTimestamp(b []byte) (time.Time, bool) {
 
 // decodeMessage reads a Message as messageFromPB does, of a server's
 // answer or not.
-func decodeMessage(b []byte, answer bool) (*a2a.Message, bool) {
+func decodeMessage(b []byte, answer bool, ids *idCache) (*a2a.Message, bool) {
 	m := new(a2a.Message)
 	var once onceFields
 	for len(b) > 0 {
@@ -328,9 +364,9 @@ func decodeMessage(b []byte, answer bool) (*a2a.Message, bool) {
 		case 1:
 			ok = f.str(&m.MessageID)
 		case 2:
-			ok = f.str(&m.ContextID)
+			ok = f.id(&m.ContextID, ids)
 		case 3:
-			ok = f.str(&m.TaskID)
+			ok = f.id(&m.TaskID, ids)
 		case 4:
 			ok = f.typ == protowire.VarintType
 			if ok {
@@ -419,7 +455,7 @@ func dataJSON(v any) (json.RawMessage, bool) {
 	return b, err == nil
 }
 
-func decodeArtifact(b []byte, a *a2a.Artifact) bool {
+func decodeArtifact(b []byte, a *a2a.Artifact, ids *idCache) bool {
 	var once onceFields
 	for len(b) > 0 {
 		f, ok := nextField(&b)
@@ -428,7 +464,7 @@ func decodeArtifact(b []byte, a *a2a.Artifact) bool {
 		}
 		switch f.num {
 		case 1:
-			ok = f.str(&a.ArtifactID)
+			ok = f.id(&a.ArtifactID, ids)
 		case 2:
 			ok = f.str(&a.Name)
 		case 3:
@@ -451,7 +487,7 @@ func decodeArtifact(b []byte, a *a2a.Artifact) bool {
 	return true
 }
 
-func decodeStatusUpdate(b []byte) (*a2a.TaskStatusUpdateEvent, bool) {
+func decodeStatusUpdate(b []byte, ids *idCache) (*a2a.TaskStatusUpdateEvent, bool) {
 	e := new(a2a.TaskStatusUpdateEvent)
 	var once onceFields
 	for len(b) > 0 {
@@ -461,11 +497,11 @@ func decodeStatusUpdate(b []byte) (*a2a.TaskStatusUpdateEvent, bool) {
 		}
 		switch f.num {
 		case 1:
-			ok = f.str(&e.TaskID)
+			ok = f.id(&e.TaskID, ids)
 		case 2:
-			ok = f.str(&e.ContextID)
+			ok = f.id(&e.ContextID, ids)
 		case 3:
-			ok = once.first(f) && f.typ == protowire.BytesType && decodeStatus(f.b, &e.Status)
+			ok = once.first(f) && f.typ == protowire.BytesType && decodeStatus(f.b, &e.Status, ids)
 		case 4:
 			ok = once.first(f) && f.metadata(&e.Metadata)
 		}
@@ -476,7 +512,7 @@ func decodeStatusUpdate(b []byte) (*a2a.TaskStatusUpdateEvent, bool) {
 	return e, true
 }
 
-func decodeArtifactUpdate(b []byte) (*a2a.TaskArtifactUpdateEvent, bool) {
+func decodeArtifactUpdate(b []byte, ids *idCache) (*a2a.TaskArtifactUpdateEvent, bool) {
 	e := new(a2a.TaskArtifactUpdateEvent)
 	var once onceFields
 	for len(b) > 0 {
@@ -486,11 +522,11 @@ func decodeArtifactUpdate(b []byte) (*a2a.TaskArtifactUpdateEvent, bool) {
 		}
 		switch f.num {
 		case 1:
-			ok = f.str(&e.TaskID)
+			ok = f.id(&e.TaskID, ids)
 		case 2:
-			ok = f.str(&e.ContextID)
+			ok = f.id(&e.ContextID, ids)
 		case 3:
-			ok = once.first(f) && f.typ == protowire.BytesType && decodeArtifact(f.b, &e.Artifact)
+			ok = once.first(f) && f.typ == protowire.BytesType && decodeArtifact(f.b, &e.Artifact, ids)
 		case 4:
 			ok = f.boolean(&e.Append)
 		case 5:

@@ -43,10 +43,12 @@ func checkDecode[P any, T any](t *testing.T, b []byte, decode func([]byte) (T, b
 	return true
 }
 
-// checkDecodeAll reads b with each direct decoding.
-func checkDecodeAll(t *testing.T, b []byte) {
+// checkDecodeAll reads b with each direct decoding, and as an item of the
+// stream whose identifiers ids holds.
+func checkDecodeAll(t *testing.T, b []byte, ids *idCache) {
 	t.Helper()
 	checkDecode(t, b, DecodeEvent, EventFromPB)
+	checkDecode(t, b, func(b []byte) (a2a.Event, bool) { return decodeEvent(b, ids) }, EventFromPB)
 	checkDecode(t, b, DecodeSendResponse, SendResponseFromPB)
 	checkDecode(t, b, DecodeSendRequest, SendRequestFromPB)
 }
@@ -112,6 +114,7 @@ func TestDecodeDeclines(t *testing.T) {
 		return protowire.AppendString(tag(num, protowire.BytesType), s)
 	}
 	entry := func(k string, v ...[]byte) []byte { return msg(1, str(1, k), msg(2, v...)) }
+	var ids idCache
 	event, request := func(b []byte) bool { _, ok := DecodeEvent(b); return ok }, func(b []byte) bool { _, ok := DecodeSendRequest(b); return ok }
 	for _, tt := range []struct {
 		name   string
@@ -150,7 +153,7 @@ func TestDecodeDeclines(t *testing.T) {
 		{"history length of 64 bits", msg(3, varint(3, 1<<40)), request, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			checkDecodeAll(t, tt.b)
+			checkDecodeAll(t, tt.b, &ids)
 			if got := tt.decode(tt.b); got != tt.take {
 				t.Errorf("took %x: %v, want %v", tt.b, got, tt.take)
 			}
@@ -184,14 +187,16 @@ func FuzzDecode(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	var ids idCache // as one stream's
 	f.Fuzz(func(t *testing.T, b []byte) {
-		checkDecodeAll(t, b)
+		checkDecodeAll(t, b, &ids)
 	})
 }
 
 // BenchmarkReadStreamItem reads a streamed artifact chunk and a status
 // update, as the echo agent sends them: by prutal then EventFromPB (the
-// client's path before the direct decoding), and directly.
+// client's path before the direct decoding), directly, and directly as
+// items of one stream.
 func BenchmarkReadStreamItem(b *testing.B) {
 	var items [][]byte
 	for _, ev := range []a2a.Event{
@@ -224,6 +229,17 @@ func BenchmarkReadStreamItem(b *testing.B) {
 			for _, item := range items {
 				if _, ok := DecodeEvent(item); !ok {
 					b.Fatal("declined")
+				}
+			}
+		}
+	})
+	b.Run("direct, one stream's", func(b *testing.B) {
+		var in IncomingEvent // the client's, which keeps the stream's ids
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, item := range items {
+				if err := in.Unmarshal(item); err != nil || in.ev == nil {
+					b.Fatal("declined", err)
 				}
 			}
 		}

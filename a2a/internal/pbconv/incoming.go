@@ -21,14 +21,15 @@ var errOutgoing = errors.New("pbconv: an incoming message cannot be sent")
 
 // IncomingEvent is a stream item (StreamResponse).
 type IncomingEvent struct {
-	ev a2a.Event // nil: read into pb
-	pb a2apb.StreamResponse
+	ev  a2a.Event // nil: read into pb
+	pb  a2apb.StreamResponse
+	ids idCache // the stream's identifiers, when it reads a stream's items
 }
 
 // Unmarshal reads b.
 func (m *IncomingEvent) Unmarshal(b []byte) error {
 	var ok bool
-	if m.ev, ok = DecodeEvent(b); ok {
+	if m.ev, ok = decodeEvent(b, &m.ids); ok {
 		return nil
 	}
 	m.ev, m.pb = nil, a2apb.StreamResponse{}
