@@ -57,8 +57,12 @@ func (t *grpcTransport) OpenStream(ctx context.Context, req *client.StreamReques
 	if s.alive != nil {
 		s.alive()
 		if t.idle > 0 {
-			s.stop, s.ticking = make(chan struct{}), make(chan struct{})
-			go s.tick(max(t.idle/3, time.Millisecond))
+			// A timer rather than a goroutine with a ticker: nothing
+			// to start per stream, nor to wait for at its end.
+			every := max(t.idle/3, time.Millisecond)
+			s.mu.Lock()
+			s.heartbeat = time.AfterFunc(every, func() { s.beat(every) })
+			s.mu.Unlock()
 		}
 	}
 	return s, nil
@@ -77,9 +81,10 @@ type eventStream struct {
 	// than into the generated a2apb.StreamResponse.
 	in pbconv.IncomingEvent
 
-	stop    chan struct{} // closed by Close, to end tick
-	ticking chan struct{} // closed when tick has ended
-	once    sync.Once
+	mu        sync.Mutex  // guards heartbeat and closed
+	heartbeat *time.Timer // calls beat while the stream is open
+	closed    bool
+	once      sync.Once
 }
 
 // open starts the RPC: sends the request, closes the sending side, and
@@ -104,18 +109,16 @@ func (s *eventStream) open(ctx context.Context, method string, msg any) (streami
 	return st, md, nil
 }
 
-func (s *eventStream) tick(every time.Duration) {
-	defer close(s.ticking)
-	tk := time.NewTicker(every)
-	defer tk.Stop()
-	for {
-		select {
-		case <-tk.C:
-			s.alive()
-		case <-s.stop:
-			return
-		}
+// beat tells the Client the server is alive, and comes again after every,
+// until Close.
+func (s *eventStream) beat(every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
 	}
+	s.alive()
+	s.heartbeat.Reset(every)
 }
 
 func (s *eventStream) Recv() (client.Event, error) {
@@ -143,10 +146,12 @@ func (s *eventStream) Recv() (client.Event, error) {
 
 func (s *eventStream) Close() error {
 	s.once.Do(func() {
-		if s.stop != nil {
-			close(s.stop)
-			<-s.ticking // no Alive after Close
+		s.mu.Lock() // no Alive after Close: a beat holds mu
+		s.closed = true
+		if s.heartbeat != nil {
+			s.heartbeat.Stop()
 		}
+		s.mu.Unlock()
 		s.cancel()
 		if f, ok := s.st.(streaming.WithDoFinish); ok {
 			f.DoFinish(nil) // releases the stream's connection
