@@ -303,12 +303,30 @@ func (s *Server) SendMessage(ctx context.Context, req *a2apb.SendMessageRequest)
 	return unary(s, ctx, "SendMessage", req, pbconv.SendRequestFromPB, s.h.SendMessage, pbconv.SendResponseToPB)
 }
 
+// growStack grows the stack of the goroutine Kitex runs a call on before
+// the call goes deep (Kitex's receiving, the Handler, the stream's
+// iterator), where each growth copies and adjusts every frame. Kitex runs
+// calls on pooled goroutines whose stacks the garbage collector shrinks
+// between calls, so a streaming call grew its stack several times over:
+// under a2aload hops, 11 % of a gRPC leaf's CPU was spent in
+// runtime.newstack against 5 % of a JSON-RPC one's.
+//
+//go:noinline
+func growStack() {
+	var pad [24 << 10]byte
+	touch(pad[:])
+}
+
+//go:noinline
+func touch([]byte) {}
+
 // sendMessage serves SendMessage on st, a gRPC call's stream: it reads
 // the request directly into the model (pbconv.IncomingSendRequest), calls
 // the Handler and sends its answer written directly from the model
 // (pbconv.AppendSendResponse), the bytes pbwire writes for SendMessage's
 // a2apb answer.
 func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
+	growStack()
 	req := new(pbconv.IncomingSendRequest)
 	if err := st.RecvMsg(req); err != nil {
 		return err
@@ -324,6 +342,7 @@ func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
 // sendStreaming serves SendStreamingMessage on st, a gRPC call's stream,
 // with the request read directly into the model.
 func (s *Server) sendStreaming(_ context.Context, st streaming.Stream) error {
+	growStack()
 	req := new(pbconv.IncomingSendRequest)
 	if err := st.RecvMsg(req); err != nil {
 		return err
