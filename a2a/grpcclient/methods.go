@@ -32,7 +32,10 @@ func encodeErr(op string, err error) error {
 
 func (t *grpcTransport) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, h http.Header) (a2a.Event, error) {
 	const op = "SendMessage"
-	b, err := pbconv.AppendSendRequest(nil, req)
+	buf := t.bufs.Get()
+	defer t.bufs.Put(buf)
+	b, err := pbconv.AppendSendRequest(*buf, req)
+	*buf = b
 	if err != nil {
 		return nil, encodeErr(op, err)
 	}

@@ -31,7 +31,10 @@ func (t *grpcTransport) OpenStream(ctx context.Context, req *client.StreamReques
 	var msg any
 	if req.Send != nil {
 		op, method = "SendStreamingMessage", "SendStreamingMessage"
-		b, err := pbconv.AppendSendRequest(nil, req.Send)
+		buf := t.bufs.Get()
+		defer t.bufs.Put(buf) // sent (copied) by open, or failed
+		b, err := pbconv.AppendSendRequest(*buf, req.Send)
+		*buf = b
 		if err != nil {
 			return nil, encodeErr(op, err)
 		}

@@ -93,6 +93,7 @@ type Server struct {
 	opts  []kserver.Option
 	log   *slog.Logger
 	enc   pbwire.Encoder
+	bufs  pbwire.Buffers // for SendMessage's answers written directly
 }
 
 var _ a2apb.A2AService = (*Server)(nil)
@@ -331,11 +332,14 @@ func (s *Server) sendMessage(ctx context.Context, st streaming.Stream) error {
 	if err := st.RecvMsg(req); err != nil {
 		return err
 	}
+	buf := s.bufs.Get()
+	defer s.bufs.Put(buf)
 	b, err := unary(s, ctx, "SendMessage", req, (*pbconv.IncomingSendRequest).Request, s.h.SendMessage,
-		func(ev a2a.Event) ([]byte, error) { return pbconv.AppendSendResponse(nil, ev) })
+		func(ev a2a.Event) ([]byte, error) { return pbconv.AppendSendResponse(*buf, ev) })
 	if err != nil {
 		return err
 	}
+	*buf = b
 	return st.SendMsg(pbwire.Encoded(b))
 }
 

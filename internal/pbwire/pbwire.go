@@ -435,3 +435,30 @@ func (Encoded) Unmarshal([]byte) error {
 
 // GetFirstArgument is the message, as Outgoing's.
 func (m Encoded) GetFirstArgument() any { return m }
+
+// Buffers lends buffers to write Encoded messages into: Kitex copies a
+// message as it sends it, so its buffer can be given back once SendMsg
+// (or Call) returns. Its zero value is ready to use; it is safe for
+// concurrent use.
+type Buffers struct{ pool sync.Pool }
+
+// maxKept is the largest buffer Put keeps: a rare large message should
+// not stay allocated for the small ones.
+const maxKept = 64 << 10
+
+// Get returns an empty buffer.
+func (p *Buffers) Get() *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		*b = (*b)[:0]
+		return b
+	}
+	b := make([]byte, 0, 1024)
+	return &b
+}
+
+// Put gives b back, to be lent again.
+func (p *Buffers) Put(b *[]byte) {
+	if cap(*b) <= maxKept {
+		p.pool.Put(b)
+	}
+}

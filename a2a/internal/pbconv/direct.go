@@ -300,7 +300,8 @@ func appendMetadata(b []byte, num protowire.Number, m map[string]any) ([]byte, e
 	case plainMap(m):
 		b = appendStruct(b, m)
 	case !newStructTakes(m):
-		if js, err := fastjson.AppendAny(nil, m); err == nil {
+		// Room for a bridge's event metadata without growing.
+		if js, err := fastjson.AppendAny(make([]byte, 0, 512), m); err == nil {
 			if direct, ok := appendJSONStruct(b, js); ok {
 				b = direct
 				break

@@ -301,3 +301,40 @@ func BenchmarkStreamItem(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSendRequest writes a send request whose metadata holds a Go
+// value writing its own JSON, as a bridge's run metadata does: by
+// SendRequestToPB then pbwire (the client's path before the direct
+// encoding), and directly.
+func BenchmarkSendRequest(b *testing.B) {
+	req := &a2a.SendMessageRequest{
+		Message: &a2a.Message{MessageID: "0193d1f4-7c1e-7b7a-9f00-000000000004", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("hello")}},
+		Metadata: map[string]any{"a2amesh/run": appender(`{"run_path":[{"agent_name":"relay"},{"agent_name":"leaf"}],` +
+			`"callers":[{"name":"relay","description":"relays to the leaf"}],` +
+			`"input":[{"role":"user","content":"hello"}],"streaming":true}`)},
+	}
+	b.Run("SendRequestToPB+pbwire", func(b *testing.B) {
+		var enc pbwire.Encoder
+		buf := make([]byte, 0, 1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			pb, err := SendRequestToPB(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if buf, err = enc.Marshal(buf[:0], pb); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			if buf, err = AppendSendRequest(buf[:0], req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
