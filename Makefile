@@ -57,6 +57,8 @@ FUZZ_TARGETS := \
 	./a2a/jsonrpc:FuzzDecodeResponse \
 	./a2a/internal/pbconv:FuzzRequest \
 	./a2a/internal/pbconv:FuzzDirectEvent \
+	./a2a/internal/pbconv:FuzzJSONValue \
+	./a2a/internal/pbconv:FuzzDecode \
 	./a2a/restserver:FuzzRESTRequest \
 	./internal/fastjson:FuzzReadAny \
 	./internal/fastjson:FuzzAppendString \

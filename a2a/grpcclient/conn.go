@@ -166,9 +166,12 @@ func (s *frameScanner) endFrame() {
 
 // body reads data bytes of the current frame's stream.
 func (s *frameScanner) body(b []byte) error {
-	m := s.msgs[s.sid]
-	if m == nil {
-		m = new(message)
+	// Most frames hold whole messages: the stream's state is kept on
+	// the heap only when a message goes on into the next frame.
+	var m message
+	kept := s.msgs[s.sid]
+	if kept != nil {
+		m = *kept
 	}
 	for len(b) > 0 {
 		if m.body > 0 {
@@ -191,11 +194,18 @@ func (s *frameScanner) body(b []byte) error {
 	// Only a stream in the middle of a message needs remembering.
 	switch {
 	case m.n == 0 && m.body == 0:
-		delete(s.msgs, s.sid)
-	case s.msgs == nil:
-		s.msgs = map[uint32]*message{s.sid: m}
+		if kept != nil {
+			delete(s.msgs, s.sid)
+		}
+	case kept != nil:
+		*kept = m
 	default:
-		s.msgs[s.sid] = m
+		if s.msgs == nil {
+			s.msgs = map[uint32]*message{}
+		}
+		p := new(message)
+		*p = m
+		s.msgs[s.sid] = p
 	}
 	return nil
 }

@@ -143,7 +143,8 @@ type grpcTransport struct {
 	addr string
 	opts []kclient.Option
 	enc  pbwire.Encoder
-	idle time.Duration // the Client's StreamIdleTimeout; <= 0: none
+	bufs pbwire.Buffers // for the requests written directly
+	idle time.Duration  // the Client's StreamIdleTimeout; <= 0: none
 	// refused is the dialer's: why the last connection closed, when it
 	// was for a message over the limit.
 	refused atomic.Pointer[error]

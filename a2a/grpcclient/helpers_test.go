@@ -47,8 +47,15 @@ func (r *recorder) add(ctx context.Context, req any) {
 	if a, ok := req.(interface{ GetFirstArgument() any }); ok {
 		req = a.GetFirstArgument()
 	}
-	if tr, ok := req.(interface{ GetTenant() string }); ok {
+	switch tr := req.(type) {
+	case interface{ GetTenant() string }:
 		c.Tenant = tr.GetTenant()
+	case interface { // the server's direct reading of a send request
+		Request() (*a2a.SendMessageRequest, error)
+	}:
+		if r, err := tr.Request(); err == nil {
+			c.Tenant = r.Tenant
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

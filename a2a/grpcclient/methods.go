@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
 )
@@ -31,15 +32,24 @@ func encodeErr(op string, err error) error {
 
 func (t *grpcTransport) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, h http.Header) (a2a.Event, error) {
 	const op = "SendMessage"
-	pb, err := pbconv.SendRequestToPB(req)
+	buf := t.bufs.Get()
+	defer t.bufs.Put(buf)
+	b, err := pbconv.AppendSendRequest(*buf, req)
+	*buf = b
 	if err != nil {
 		return nil, encodeErr(op, err)
 	}
-	res := new(a2aservice.SendMessageResult)
-	if err := t.call(ctx, h, op, t.out(pb), res); err != nil {
+	// The answer is read by pbconv's direct decoding, without the
+	// generated result's a2apb copy.
+	res := new(pbconv.IncomingSendResponse)
+	if err := t.call(ctx, h, op, pbwire.Encoded(b), res); err != nil {
 		return nil, err
 	}
-	return result(op, res.GetSuccess(), pbconv.SendResponseFromPB)
+	ev, err := res.Event()
+	if err != nil {
+		return nil, fmt.Errorf("a2a client: %s: decode the result: %w", op, err)
+	}
+	return ev, nil
 }
 
 func (t *grpcTransport) GetTask(ctx context.Context, req *a2a.GetTaskRequest, h http.Header) (*a2a.Task, error) {

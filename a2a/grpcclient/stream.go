@@ -17,6 +17,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 )
 
@@ -30,13 +31,16 @@ func (t *grpcTransport) OpenStream(ctx context.Context, req *client.StreamReques
 	var msg any
 	if req.Send != nil {
 		op, method = "SendStreamingMessage", "SendStreamingMessage"
-		pb, err := pbconv.SendRequestToPB(req.Send)
+		buf := t.bufs.Get()
+		defer t.bufs.Put(buf) // sent (copied) by open, or failed
+		b, err := pbconv.AppendSendRequest(*buf, req.Send)
+		*buf = b
 		if err != nil {
 			return nil, encodeErr(op, err)
 		}
-		msg = pb
+		msg = pbwire.Encoded(b)
 	} else {
-		msg = &a2apb.SubscribeToTaskRequest{Tenant: req.Subscribe.Tenant, Id: req.Subscribe.ID}
+		msg = t.out(&a2apb.SubscribeToTaskRequest{Tenant: req.Subscribe.Tenant, Id: req.Subscribe.ID})
 	}
 	k, err := t.acquire()
 	if err != nil {
@@ -56,8 +60,12 @@ func (t *grpcTransport) OpenStream(ctx context.Context, req *client.StreamReques
 	if s.alive != nil {
 		s.alive()
 		if t.idle > 0 {
-			s.stop, s.ticking = make(chan struct{}), make(chan struct{})
-			go s.tick(max(t.idle/3, time.Millisecond))
+			// A timer rather than a goroutine with a ticker: nothing
+			// to start per stream, nor to wait for at its end.
+			every := max(t.idle/3, time.Millisecond)
+			s.mu.Lock()
+			s.heartbeat = time.AfterFunc(every, func() { s.beat(every) })
+			s.mu.Unlock()
 		}
 	}
 	return s, nil
@@ -72,10 +80,14 @@ type eventStream struct {
 	alive  func()
 	st     streaming.Stream
 	next   uint64 // the next event's id; 0 when the server numbers none
+	// in receives each event, read by pbconv's direct decoding rather
+	// than into the generated a2apb.StreamResponse.
+	in pbconv.IncomingEvent
 
-	stop    chan struct{} // closed by Close, to end tick
-	ticking chan struct{} // closed when tick has ended
-	once    sync.Once
+	mu        sync.Mutex  // guards heartbeat and closed
+	heartbeat *time.Timer // calls beat while the stream is open
+	closed    bool
+	once      sync.Once
 }
 
 // open starts the RPC: sends the request, closes the sending side, and
@@ -87,7 +99,7 @@ func (s *eventStream) open(ctx context.Context, method string, msg any) (streami
 	}
 	st := res.Stream
 	s.st = st // for Close
-	if err := st.SendMsg(s.t.out(msg)); err != nil {
+	if err := st.SendMsg(msg); err != nil {
 		return nil, nil, err
 	}
 	if err := st.Close(); err != nil {
@@ -100,22 +112,20 @@ func (s *eventStream) open(ctx context.Context, method string, msg any) (streami
 	return st, md, nil
 }
 
-func (s *eventStream) tick(every time.Duration) {
-	defer close(s.ticking)
-	tk := time.NewTicker(every)
-	defer tk.Stop()
-	for {
-		select {
-		case <-tk.C:
-			s.alive()
-		case <-s.stop:
-			return
-		}
+// beat tells the Client the server is alive, and comes again after every,
+// until Close.
+func (s *eventStream) beat(every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
 	}
+	s.alive()
+	s.heartbeat.Reset(every)
 }
 
 func (s *eventStream) Recv() (client.Event, error) {
-	m := new(a2apb.StreamResponse)
+	m := &s.in
 	if err := s.st.RecvMsg(m); err != nil {
 		if err == io.EOF {
 			return client.Event{}, io.EOF
@@ -125,7 +135,7 @@ func (s *eventStream) Recv() (client.Event, error) {
 	if s.alive != nil {
 		s.alive()
 	}
-	ev, err := pbconv.EventFromPB(m)
+	ev, err := m.Event()
 	if err != nil {
 		return client.Event{}, fmt.Errorf("a2a client: %s: decode stream event: %w", s.op, err)
 	}
@@ -139,10 +149,12 @@ func (s *eventStream) Recv() (client.Event, error) {
 
 func (s *eventStream) Close() error {
 	s.once.Do(func() {
-		if s.stop != nil {
-			close(s.stop)
-			<-s.ticking // no Alive after Close
+		s.mu.Lock() // no Alive after Close: a beat holds mu
+		s.closed = true
+		if s.heartbeat != nil {
+			s.heartbeat.Stop()
 		}
+		s.mu.Unlock()
 		s.cancel()
 		if f, ok := s.st.(streaming.WithDoFinish); ok {
 			f.DoFinish(nil) // releases the stream's connection

@@ -77,6 +77,7 @@ func serveAgent(ctx context.Context, name string, args []string, make func(conte
 	retention := fs.Duration("retention", 0, "how long finished tasks are kept (0: the default)")
 	grpcAddr := fs.String("grpc-addr", "", "address to serve the gRPC binding on too (empty: none)")
 	hop := fs.String("hop", "", "the binding a relay calls the next agent over (empty: JSON-RPC)")
+	debugAddr := fs.String("debug-addr", "", "address for /debug/pprof/ (empty: off)")
 	for _, m := range more {
 		m(fs)
 	}
@@ -88,6 +89,7 @@ func serveAgent(ctx context.Context, name string, args []string, make func(conte
 		return err
 	}
 	cli.TuneProcess(log) // as the a2amesh command does
+	cli.ServeDebug(ctx, *debugAddr, log)
 	rc := &bridge.RemoteConfig{Wait: time.Minute}
 	switch *hop {
 	case "", a2a.BindingJSONRPC:

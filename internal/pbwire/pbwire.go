@@ -409,3 +409,56 @@ func (m Outgoing) Unmarshal([]byte) error {
 // GetFirstArgument is the message, as Kitex's generated arguments give
 // their request.
 func (m Outgoing) GetFirstArgument() any { return m.Msg }
+
+// Encoded is a message already in the protobuf binary format, on its way
+// out through Kitex's gRPC codec as Outgoing is. Kitex copies it within
+// SendMsg (or Call), so the bytes may be reused once that returns.
+type Encoded []byte
+
+// Size and MarshalTo have Kitex's codec copy the message into the frame
+// it allocates from its buffer pool, with the gRPC message prefix, rather
+// than take a copy from Marshal and allocate the prefix apart.
+
+// Size is the message's length.
+func (m Encoded) Size() int { return len(m) }
+
+// MarshalTo copies the message to b, which has room for it.
+func (m Encoded) MarshalTo(b []byte) (int, error) { return copy(b, m), nil }
+
+// Marshal appends the message to b.
+func (m Encoded) Marshal(b []byte) ([]byte, error) { return append(b, m...), nil }
+
+// Unmarshal is never called: an outgoing message is only sent.
+func (Encoded) Unmarshal([]byte) error {
+	return errors.New("pbwire: an outgoing message cannot be decoded into")
+}
+
+// GetFirstArgument is the message, as Outgoing's.
+func (m Encoded) GetFirstArgument() any { return m }
+
+// Buffers lends buffers to write Encoded messages into: Kitex copies a
+// message as it sends it, so its buffer can be given back once SendMsg
+// (or Call) returns. Its zero value is ready to use; it is safe for
+// concurrent use.
+type Buffers struct{ pool sync.Pool }
+
+// maxKept is the largest buffer Put keeps: a rare large message should
+// not stay allocated for the small ones.
+const maxKept = 64 << 10
+
+// Get returns an empty buffer.
+func (p *Buffers) Get() *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		*b = (*b)[:0]
+		return b
+	}
+	b := make([]byte, 0, 1024)
+	return &b
+}
+
+// Put gives b back, to be lent again.
+func (p *Buffers) Put(b *[]byte) {
+	if cap(*b) <= maxKept {
+		p.pool.Put(b)
+	}
+}

@@ -293,3 +293,32 @@ func TestWellKnownAgreesWithOfficial(t *testing.T) {
 		})
 	}
 }
+
+func TestBuffers(t *testing.T) {
+	var p Buffers
+	for _, n := range []int{10, maxKept + 1, 0} {
+		b := p.Get()
+		if len(*b) != 0 {
+			t.Fatalf("Get returned %d bytes, want none", len(*b))
+		}
+		*b = append(*b, make([]byte, n)...)
+		p.Put(b)
+	}
+	if b := p.Get(); len(*b) != 0 || cap(*b) == 0 {
+		t.Fatalf("Get returned len %d cap %d, want an empty buffer with room", len(*b), cap(*b))
+	}
+}
+
+func TestEncoded(t *testing.T) {
+	m := Encoded{1, 2, 3}
+	b := make([]byte, m.Size())
+	if n, err := m.MarshalTo(b); n != 3 || err != nil || string(b) != string(m) {
+		t.Fatalf("MarshalTo: %d, %v, %x", n, err, b)
+	}
+	if got, err := m.Marshal([]byte{0}); err != nil || string(got) != "\x00\x01\x02\x03" {
+		t.Fatalf("Marshal: %x, %v", got, err)
+	}
+	if err := m.Unmarshal(nil); err == nil {
+		t.Fatal("Unmarshal succeeded")
+	}
+}

@@ -151,21 +151,28 @@ func TestRoundTripTasksAndEvents(t *testing.T) {
 	}
 }
 
-func TestRoundTripRequests(t *testing.T) {
-	push := &a2a.TaskPushNotificationConfig{
-		Tenant: "ten", ID: "p1", TaskID: "t1", URL: "https://hook.test/", Token: "tok",
-		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"},
+var push = &a2a.TaskPushNotificationConfig{
+	Tenant: "ten", ID: "p1", TaskID: "t1", URL: "https://hook.test/", Token: "tok",
+	Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"},
+}
+
+// sendRequestCases are the SendMessage requests of the round-trip tests,
+// and of the direct encoding's.
+func sendRequestCases() []*a2a.SendMessageRequest {
+	return []*a2a.SendMessageRequest{
+		{Message: textMsg("m1", a2a.RoleUser, a2a.TextPart("hi"))},
+		{Tenant: "ten", Message: textMsg("m2", a2a.RoleUser, a2a.TextPart("hi")), Metadata: meta,
+			Configuration: &a2a.SendMessageConfiguration{
+				AcceptedOutputModes: []string{"text/plain"}, TaskPushNotificationConfig: push,
+				HistoryLength: intp(0), ReturnImmediately: true,
+			}},
+		{Message: textMsg("m3", a2a.RoleUser), Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(7)}},
 	}
+}
+
+func TestRoundTripRequests(t *testing.T) {
 	t.Run("send", func(t *testing.T) {
-		for _, req := range []*a2a.SendMessageRequest{
-			{Message: textMsg("m1", a2a.RoleUser, a2a.TextPart("hi"))},
-			{Tenant: "ten", Message: textMsg("m2", a2a.RoleUser, a2a.TextPart("hi")), Metadata: meta,
-				Configuration: &a2a.SendMessageConfiguration{
-					AcceptedOutputModes: []string{"text/plain"}, TaskPushNotificationConfig: push,
-					HistoryLength: intp(0), ReturnImmediately: true,
-				}},
-			{Message: textMsg("m3", a2a.RoleUser), Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(7)}},
-		} {
+		for _, req := range sendRequestCases() {
 			roundTrip(t, req, SendRequestToPB, SendRequestFromPB)
 		}
 	})

@@ -1,6 +1,7 @@
 package pbconv
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -8,23 +9,26 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/internal/fastjson"
 	"github.com/a2amesh/a2amesh/internal/pbwire"
 )
 
 // The direct encoding: what the server sends most (stream items and
-// SendMessage's answer) written from the a2a model straight to the
+// SendMessage's answer) and the client's requests of SendMessage and
+// SendStreamingMessage, written from the a2a model straight to the
 // protobuf binary format, without building the a2apb messages first. It
 // writes what internal/pbwire writes for the converted message
-// (EventToPB, SendResponseToPB): the same fields in the same order, set
-// oneof members written even when they hold their zero value; only the
-// entries of a Struct (metadata), a map, may come in another order, as
-// from pbwire itself from one call to the next.
+// (EventToPB, SendResponseToPB, SendRequestToPB): the same fields in the
+// same order, set oneof members written even when they hold their zero
+// value; only the entries of a Struct (metadata), a map, may come in
+// another order, as from pbwire itself from one call to the next.
 //
 // Metadata of the types JSON decoding yields (nil, bool, float64, string,
-// []any, map[string]any, valid UTF-8) and ints is written directly; any
-// other metadata, and data parts (raw JSON), go through StructToPB and
-// valueToPB, whose rules (json.Marshal fallback, protojson's) only they
-// define.
+// []any, map[string]any, valid UTF-8) and ints is written directly;
+// metadata holding other Go values, and data parts (raw JSON), through
+// their JSON form by appendJSONStruct and appendJSONValue, which write
+// what StructToPB and valueToPB make of it (protojson's reading) or leave
+// it to them.
 
 // AppendEvent appends the encoding of ev as a StreamResponse, the bytes
 // pbwire writes for EventToPB(ev).
@@ -55,6 +59,53 @@ func AppendSendResponse(b []byte, ev a2a.Event) ([]byte, error) {
 		return appendField(b, 2, e, appendMessage)
 	}
 	return b, fmt.Errorf("SendMessage result of type %T is neither a task nor a message", ev)
+}
+
+// AppendSendRequest appends the encoding of SendMessage's and
+// SendStreamingMessage's request, the bytes pbwire writes for
+// SendRequestToPB(r).
+func AppendSendRequest(b []byte, r *a2a.SendMessageRequest) ([]byte, error) {
+	b = appendString(b, 1, r.Tenant)
+	if r.Message != nil {
+		var err error
+		if b, err = appendField(b, 2, r.Message, appendMessage); err != nil {
+			return b, fmt.Errorf("message.%w", err)
+		}
+	}
+	if c := r.Configuration; c != nil {
+		b = protowire.AppendTag(b, 3, protowire.BytesType)
+		at := len(b)
+		b = appendStrings(b, 1, c.AcceptedOutputModes)
+		if p := c.TaskPushNotificationConfig; p != nil {
+			b = protowire.AppendTag(b, 2, protowire.BytesType)
+			pat := len(b)
+			b = appendPushConfig(b, p)
+			b = prefixLength(b, pat)
+		}
+		if c.HistoryLength != nil { // optional: written when set, 0 too
+			b = protowire.AppendTag(b, 3, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(int64(clamp32(*c.HistoryLength))))
+		}
+		b = appendBool(b, 4, c.ReturnImmediately)
+		b = prefixLength(b, at)
+	}
+	return appendMetadata(b, 4, r.Metadata)
+}
+
+func appendPushConfig(b []byte, c *a2a.TaskPushNotificationConfig) []byte {
+	b = appendString(b, 1, c.Tenant)
+	b = appendString(b, 2, c.ID)
+	b = appendString(b, 3, c.TaskID)
+	b = appendString(b, 4, c.URL)
+	b = appendString(b, 5, c.Token)
+	if a := c.Authentication; a != nil {
+		b = protowire.AppendTag(b, 6, protowire.BytesType)
+		at := len(b)
+		b = appendString(b, 1, a.Scheme)
+		b = appendString(b, 2, a.Credentials)
+		b = prefixLength(b, at)
+	}
+	return b
 }
 
 // appendField writes the message v as field num, even empty; a nil v as
@@ -168,15 +219,19 @@ func appendPart(b []byte, p *a2a.Part) ([]byte, error) {
 		b = protowire.AppendTag(b, 3, protowire.BytesType)
 		b = protowire.AppendString(b, p.URL)
 	case a2a.PartKindData:
-		v, err := valueToPB(p.Data)
-		if err != nil {
-			return b, err
-		}
 		b = protowire.AppendTag(b, 4, protowire.BytesType)
 		at := len(b)
-		var enc pbwire.Encoder // a Value is written without a plan
-		if b, err = enc.Marshal(b, v); err != nil {
-			return b, err
+		if direct, ok := appendJSONValue(b, p.Data); ok {
+			b = direct
+		} else {
+			v, err := valueToPB(p.Data)
+			if err != nil {
+				return b[:at], err
+			}
+			var enc pbwire.Encoder // a Value is written without a plan
+			if b, err = enc.Marshal(b[:at], v); err != nil {
+				return b, err
+			}
 		}
 		b = prefixLength(b, at)
 	default:
@@ -230,22 +285,36 @@ func appendArtifactUpdate(b []byte, e *a2a.TaskArtifactUpdateEvent) ([]byte, err
 }
 
 // appendMetadata writes m as a google.protobuf.Struct field; nothing for
-// a nil map, an empty Struct for an empty one.
+// a nil map, an empty Struct for an empty one. StructToPB converts a map
+// whose values structpb.NewStruct knows as it does, and any other through
+// its JSON form: so does the direct encoding, writing the values JSON
+// decoding yields directly and the JSON form of the others (a fastjson
+// Appender writes its own) through appendJSONStruct.
 func appendMetadata(b []byte, num protowire.Number, m map[string]any) ([]byte, error) {
 	if m == nil {
 		return b, nil
 	}
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	at := len(b)
-	if plainMap(m) {
+	switch {
+	case plainMap(m):
 		b = appendStruct(b, m)
-	} else {
+	case !newStructTakes(m):
+		// Room for a bridge's event metadata without growing.
+		if js, err := fastjson.AppendAny(make([]byte, 0, 512), m); err == nil {
+			if direct, ok := appendJSONStruct(b, js); ok {
+				b = direct
+				break
+			}
+		}
+		fallthrough
+	default:
 		s, err := StructToPB(m)
 		if err != nil {
-			return b, err
+			return b[:at], err
 		}
 		var enc pbwire.Encoder
-		if b, err = enc.Marshal(b, s); err != nil {
+		if b, err = enc.Marshal(b[:at], s); err != nil {
 			return b, err
 		}
 	}
@@ -274,6 +343,40 @@ func plainValue(v any) bool {
 	case []any:
 		for _, e := range v {
 			if !plainValue(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// newStructTakes reports whether structpb.NewStruct converts m, rather
+// than failing, which sends StructToPB through m's JSON form.
+func newStructTakes(m map[string]any) bool {
+	for k, v := range m {
+		if !utf8.ValidString(k) || !newValueTakes(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// newValueTakes follows the cases of structpb.NewValue.
+func newValueTakes(v any) bool {
+	switch v := v.(type) {
+	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, []byte:
+		return true
+	case json.Number:
+		_, err := v.Float64()
+		return err == nil
+	case string:
+		return utf8.ValidString(v)
+	case map[string]any:
+		return newStructTakes(v)
+	case []any:
+		for _, e := range v {
+			if !newValueTakes(e) {
 				return false
 			}
 		}

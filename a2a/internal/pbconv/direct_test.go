@@ -3,6 +3,9 @@ package pbconv
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cloudwego/prutal"
@@ -79,7 +82,48 @@ func directCases() []eventCase {
 			Metadata: map[string]any{"o": map[string]any{"l": []any{map[string]any{}, []any{}, nil, -0.0, 1e300}}}}},
 		eventCase{"before 1970", &a2a.Task{Status: a2a.TaskStatus{Timestamp: when.AddDate(-100, 0, 0)}}},
 		eventCase{"unknown state and role", &a2a.Task{Status: a2a.TaskStatus{State: "nope", Message: &a2a.Message{Role: "nobody"}}}},
+		// Metadata and data parts that go through their JSON form.
+		eventCase{"appender metadata", &a2a.TaskStatusUpdateEvent{Metadata: map[string]any{
+			"run": appender(`{"path":["a","b"],"n":1e3,"ok":false,"none":null,"o":{"x":"\u00e9\n<"},"e":{},"l":[]}`), "plain": 1.0}}},
+		eventCase{"struct metadata", &a2a.Message{Metadata: map[string]any{"s": struct {
+			A string  `json:"a"`
+			B []int   `json:"b"`
+			C float32 `json:"c"`
+		}{"x", []int{1, 2}, 0.1}, "f": float32(0.1)}}},
+		eventCase{"many members", &a2a.Message{Metadata: map[string]any{"s": manyMembers(40)}}},
+		eventCase{"escaped data", textMsg("d1", a2a.RoleUser, a2a.Part{Data: json.RawMessage(` { "a\"b" : [ "\u0041\t", -0 , 1E-2 ] , "é": "ü" } `)})},
+		eventCase{"repeated data member", textMsg("d2", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`{"a":1,"a":2}`)})},
+		eventCase{"surrogate data", textMsg("d3", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`["\ud83d\ude00","\ud800"]`)})},
+		eventCase{"huge number data", textMsg("d4", a2a.RoleUser, a2a.Part{Data: json.RawMessage(`[1e999]`)})},
+		eventCase{"appender repeating a member", &a2a.Message{Metadata: map[string]any{"r": appender(`{"a":1,"b":2,"a":3}`)}}},
+		eventCase{"failing appender", &a2a.Message{Metadata: map[string]any{"r": appender(`{`)}}},
 	)
+}
+
+// appender is metadata that writes its own JSON, as the bridge's does.
+type appender string
+
+func (a appender) AppendJSON(dst []byte) ([]byte, error) {
+	if !json.Valid([]byte(a)) {
+		return dst, errors.New("appender: invalid JSON")
+	}
+	return append(dst, a...), nil
+}
+
+func (a appender) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil) }
+
+// manyMembers is a struct's JSON form with n members, past the names
+// checked for repeats one by one.
+func manyMembers(n int) appender {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	return appender(b.String() + "}")
 }
 
 func TestDirectEqualsPBWire(t *testing.T) {
@@ -117,6 +161,53 @@ func checkDirect(t *testing.T, enc *pbwire.Encoder, ev a2a.Event) {
 	}
 }
 
+func TestDirectSendRequest(t *testing.T) {
+	reqs := sendRequestCases()
+	for _, m := range messageCases() {
+		reqs = append(reqs, &a2a.SendMessageRequest{Message: m.msg})
+	}
+	reqs = append(reqs,
+		&a2a.SendMessageRequest{},
+		&a2a.SendMessageRequest{Configuration: &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{
+			Authentication: &a2a.AuthenticationInfo{}}}, Metadata: map[string]any{}},
+		&a2a.SendMessageRequest{Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(-3), AcceptedOutputModes: []string{""}}},
+		&a2a.SendMessageRequest{Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(1 << 40)}},
+		&a2a.SendMessageRequest{Message: &a2a.Message{Metadata: map[string]any{"run": manyMembers(3)}},
+			Metadata: map[string]any{"run": appender(`{"input":[{"role":"user","content":"hi"}],"streaming":true}`)}},
+		&a2a.SendMessageRequest{Metadata: map[string]any{"f": func() {}}},
+		&a2a.SendMessageRequest{Message: &a2a.Message{Parts: []a2a.Part{{Data: json.RawMessage(`{`)}}}},
+	)
+	var enc pbwire.Encoder
+	for i, r := range reqs {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			checkDirectRequest(t, &enc, r)
+		})
+	}
+}
+
+// checkDirectRequest wants AppendSendRequest to write what pbwire writes
+// for SendRequestToPB, or to fail as it does.
+func checkDirectRequest(t *testing.T, enc *pbwire.Encoder, r *a2a.SendMessageRequest) {
+	t.Helper()
+	var ref []byte
+	pb, refErr := SendRequestToPB(r)
+	if refErr == nil {
+		if ref, refErr = enc.Marshal(nil, pb); refErr != nil {
+			t.Fatal(refErr)
+		}
+	}
+	direct, err := AppendSendRequest([]byte("prefix"), r)
+	if (err != nil) != (refErr != nil) {
+		t.Fatalf("AppendSendRequest: error %v, SendRequestToPB: %v", err, refErr)
+	}
+	if err == nil {
+		if !bytes.HasPrefix(direct, []byte("prefix")) {
+			t.Fatalf("AppendSendRequest did not append: %x", direct)
+		}
+		sameEncoding[a2apb.SendMessageRequest](t, direct[len("prefix"):], ref)
+	}
+}
+
 func TestDirectRefusesWhatPBRefuses(t *testing.T) {
 	for _, ev := range []a2a.Event{
 		&a2a.Message{Parts: []a2a.Part{{Data: json.RawMessage(`{`)}}},
@@ -132,8 +223,9 @@ func TestDirectRefusesWhatPBRefuses(t *testing.T) {
 }
 
 // FuzzDirectEvent reads fuzzed JSON as a stream item (the JSON bindings'
-// result of SendStreamingMessage) and as each kind of event, and wants the direct encoding
-// of its event to equal pbwire's of the converted message.
+// result of SendStreamingMessage), as each kind of event and as a
+// SendMessage request, and wants the direct encoding of each to equal
+// pbwire's of the converted message.
 func FuzzDirectEvent(f *testing.F) {
 	for _, tt := range directCases() {
 		b, err := json.Marshal(a2a.Wrap(tt.ev))
@@ -143,6 +235,11 @@ func FuzzDirectEvent(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":""},{"data":{"a":[0,false,"",null]}}],"metadata":{"k":0}}}`))
+	for _, r := range sendRequestCases() {
+		if b, err := json.Marshal(r); err == nil {
+			f.Add(b)
+		}
+	}
 	var enc pbwire.Encoder
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, ev := range []a2a.Event{new(a2a.Task), new(a2a.Message), new(a2a.TaskStatusUpdateEvent), new(a2a.TaskArtifactUpdateEvent)} {
@@ -155,6 +252,10 @@ func FuzzDirectEvent(f *testing.F) {
 			if ev, err := sr.Event(); err == nil {
 				checkDirect(t, &enc, ev)
 			}
+		}
+		var req a2a.SendMessageRequest
+		if a2a.Unmarshal(b, &req) == nil {
+			checkDirectRequest(t, &enc, &req)
 		}
 	})
 }
@@ -196,6 +297,43 @@ func BenchmarkStreamItem(b *testing.B) {
 				if buf, err = AppendEvent(buf[:0], ev); err != nil {
 					b.Fatal(err)
 				}
+			}
+		}
+	})
+}
+
+// BenchmarkSendRequest writes a send request whose metadata holds a Go
+// value writing its own JSON, as a bridge's run metadata does: by
+// SendRequestToPB then pbwire (the client's path before the direct
+// encoding), and directly.
+func BenchmarkSendRequest(b *testing.B) {
+	req := &a2a.SendMessageRequest{
+		Message: &a2a.Message{MessageID: "0193d1f4-7c1e-7b7a-9f00-000000000004", Role: a2a.RoleUser, Parts: []a2a.Part{a2a.TextPart("hello")}},
+		Metadata: map[string]any{"a2amesh/run": appender(`{"run_path":[{"agent_name":"relay"},{"agent_name":"leaf"}],` +
+			`"callers":[{"name":"relay","description":"relays to the leaf"}],` +
+			`"input":[{"role":"user","content":"hello"}],"streaming":true}`)},
+	}
+	b.Run("SendRequestToPB+pbwire", func(b *testing.B) {
+		var enc pbwire.Encoder
+		buf := make([]byte, 0, 1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			pb, err := SendRequestToPB(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if buf, err = enc.Marshal(buf[:0], pb); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("direct", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			if buf, err = AppendSendRequest(buf[:0], req); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
