@@ -194,42 +194,21 @@ func TestPodsServicesAndRollout(t *testing.T) {
 			}
 		}()
 		before := c.Pods("web")
-		var ok, failed atomic.Int64
-		var firstErr atomic.Value
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < 100000; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if _, err := get("sleep=20ms"); err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
-					} else {
-						ok.Add(1)
-					}
-				}
-			}()
-		}
-		err := c.Rollout(ctx, "web")
-		close(stop)
-		wg.Wait()
-		if err != nil {
-			t.Fatal(err)
+		var rollErr error
+		ok, failed, firstErr := underLoad(func() error {
+			_, err := get("sleep=20ms")
+			return err
+		}, func() { rollErr = c.Rollout(ctx, "web") })
+		if rollErr != nil {
+			t.Fatal(rollErr)
 		}
 		after := c.Pods("web")
 		if len(after) != 2 || after[0].Name == before[0].Name || after[1].Name == before[1].Name {
 			t.Errorf("pods after the rollout: %v, before: %v", names(after), names(before))
 		}
-		t.Logf("%d requests during the rollout", ok.Load()+failed.Load())
-		if failed.Load() > 0 || ok.Load() == 0 {
-			t.Errorf("%d requests failed (the first: %v), %d succeeded", failed.Load(), firstErr.Load(), ok.Load())
+		t.Logf("%d requests during the rollout", ok+failed)
+		if failed > 0 || ok == 0 {
+			t.Errorf("%d requests failed (the first: %v), %d succeeded", failed, firstErr, ok)
 		}
 	})
 
@@ -283,7 +262,27 @@ func TestRolloutCatchesAnAbruptExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	var failed atomic.Int64
+	_, failed, _ := underLoad(func() error {
+		resp, err := hc.Get("http://" + addr + "/")
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	}, func() {
+		_ = c.Rollout(ctx, "web") // its pods exit 0; the requests tell
+	})
+	if failed == 0 {
+		t.Error("no request failed while pods exited without draining")
+	}
+}
+
+// underLoad runs call from four goroutines, over and over (a bounded
+// number of times), while during runs, and counts the calls that
+// succeeded and failed.
+func underLoad(call func() error, during func()) (ok, failed int64, first error) {
+	var nOK, nFailed atomic.Int64
+	var firstErr atomic.Value
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
@@ -296,22 +295,20 @@ func TestRolloutCatchesAnAbruptExit(t *testing.T) {
 					return
 				default:
 				}
-				resp, err := hc.Get("http://" + addr + "/")
-				if err != nil {
-					failed.Add(1)
-					continue
+				if err := call(); err != nil {
+					nFailed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				} else {
+					nOK.Add(1)
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
 			}
 		}()
 	}
-	_ = c.Rollout(ctx, "web") // its pods exit 0; the requests tell
+	during()
 	close(stop)
 	wg.Wait()
-	if failed.Load() == 0 {
-		t.Error("no request failed while pods exited without draining")
-	}
+	first, _ = firstErr.Load().(error)
+	return nOK.Load(), nFailed.Load(), first
 }
 
 func TestAllowed(t *testing.T) {
