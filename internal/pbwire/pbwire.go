@@ -210,7 +210,7 @@ func (e *Encoder) appendMessage(b []byte, v reflect.Value) ([]byte, error) {
 				if b, err = e.appendValue(b, f.mapVal, iter.Value(), true); err != nil {
 					return b, err
 				}
-				b = prefixLength(b, at)
+				b = PrefixLength(b, at)
 			}
 		case f.repeated:
 			for j := range fv.Len() {
@@ -276,7 +276,7 @@ func (e *Encoder) appendValue(b []byte, f *field, v reflect.Value, always bool) 
 				return b, err
 			}
 		}
-		b = prefixLength(b, at)
+		b = PrefixLength(b, at)
 	case kindProto:
 		if v.IsNil() && !always {
 			return b, nil
@@ -289,7 +289,7 @@ func (e *Encoder) appendValue(b []byte, f *field, v reflect.Value, always bool) 
 				return b, fmt.Errorf("pbwire: %s: %w", v.Type(), err)
 			}
 		}
-		b = prefixLength(b, at)
+		b = PrefixLength(b, at)
 	}
 	return b, nil
 }
@@ -329,8 +329,8 @@ func appendStruct(b []byte, s *structpb.Struct) []byte {
 		b = protowire.AppendString(b, k)
 		b = protowire.AppendTag(b, 2, protowire.BytesType)
 		vat := len(b)
-		b = prefixLength(appendStructValue(b, v), vat)
-		b = prefixLength(b, at)
+		b = PrefixLength(appendStructValue(b, v), vat)
+		b = PrefixLength(b, at)
 	}
 	return b
 }
@@ -340,7 +340,7 @@ func appendList(b []byte, l *structpb.ListValue) []byte {
 	for _, v := range l.Values {
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
 		at := len(b)
-		b = prefixLength(appendStructValue(b, v), at)
+		b = PrefixLength(appendStructValue(b, v), at)
 	}
 	return b
 }
@@ -367,21 +367,23 @@ func appendStructValue(b []byte, v *structpb.Value) []byte {
 		if k.StructValue != nil {
 			b = appendStruct(b, k.StructValue)
 		}
-		b = prefixLength(b, at)
+		b = PrefixLength(b, at)
 	case *structpb.Value_ListValue:
 		b = protowire.AppendTag(b, 6, protowire.BytesType)
 		at := len(b)
 		if k.ListValue != nil {
 			b = appendList(b, k.ListValue)
 		}
-		b = prefixLength(b, at)
+		b = PrefixLength(b, at)
 	}
 	return b
 }
 
-// prefixLength puts before b[at:], a message just written, its length as
-// a varint, moving the message up by the length's size.
-func prefixLength(b []byte, at int) []byte {
+// PrefixLength puts before b[at:], a message just written, its length as
+// a varint, moving the message up by the length's size (one byte for a
+// message under 128 bytes, the common case): how a nested message whose
+// size is not known before it is written gets its length prefix.
+func PrefixLength(b []byte, at int) []byte {
 	n := len(b) - at
 	size := protowire.SizeVarint(uint64(n))
 	b = append(b, make([]byte, size)...)

@@ -80,14 +80,14 @@ func AppendSendRequest(b []byte, r *a2a.SendMessageRequest) ([]byte, error) {
 			b = protowire.AppendTag(b, 2, protowire.BytesType)
 			pat := len(b)
 			b = appendPushConfig(b, p)
-			b = prefixLength(b, pat)
+			b = pbwire.PrefixLength(b, pat)
 		}
 		if c.HistoryLength != nil { // optional: written when set, 0 too
 			b = protowire.AppendTag(b, 3, protowire.VarintType)
 			b = protowire.AppendVarint(b, uint64(int64(clamp32(*c.HistoryLength))))
 		}
 		b = appendBool(b, 4, c.ReturnImmediately)
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(b, at)
 	}
 	return appendMetadata(b, 4, r.Metadata)
 }
@@ -103,7 +103,7 @@ func appendPushConfig(b []byte, c *a2a.TaskPushNotificationConfig) []byte {
 		at := len(b)
 		b = appendString(b, 1, a.Scheme)
 		b = appendString(b, 2, a.Credentials)
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(b, at)
 	}
 	return b
 }
@@ -119,7 +119,7 @@ func appendField[T any](b []byte, num protowire.Number, v *T, body func([]byte, 
 			return b, err
 		}
 	}
-	return prefixLength(b, at), nil
+	return pbwire.PrefixLength(b, at), nil
 }
 
 func appendString(b []byte, num protowire.Number, s string) []byte {
@@ -187,7 +187,7 @@ func appendStatus(b []byte, s *a2a.TaskStatus) ([]byte, error) {
 		at := len(b)
 		b = appendVarint(b, 1, uint64(s.Timestamp.Unix()))
 		b = appendVarint(b, 2, uint64(int64(int32(s.Timestamp.Nanosecond()))))
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(b, at)
 	}
 	return b, nil
 }
@@ -233,7 +233,7 @@ func appendPart(b []byte, p *a2a.Part) ([]byte, error) {
 				return b, err
 			}
 		}
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(b, at)
 	default:
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
 		b = protowire.AppendString(b, p.Text)
@@ -318,7 +318,7 @@ func appendMetadata(b []byte, num protowire.Number, m map[string]any) ([]byte, e
 			return b, err
 		}
 	}
-	return prefixLength(b, at), nil
+	return pbwire.PrefixLength(b, at), nil
 }
 
 // plainMap reports whether m holds only what appendStruct writes as
@@ -394,8 +394,8 @@ func appendStruct(b []byte, m map[string]any) []byte {
 		b = protowire.AppendString(b, k)
 		b = protowire.AppendTag(b, 2, protowire.BytesType)
 		vat := len(b)
-		b = prefixLength(appendValue(b, v), vat)
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(appendValue(b, v), vat)
+		b = pbwire.PrefixLength(b, at)
 	}
 	return b
 }
@@ -422,28 +422,16 @@ func appendValue(b []byte, v any) []byte {
 	case map[string]any:
 		b = protowire.AppendTag(b, 5, protowire.BytesType)
 		at := len(b)
-		b = prefixLength(appendStruct(b, v), at)
+		b = pbwire.PrefixLength(appendStruct(b, v), at)
 	case []any:
 		b = protowire.AppendTag(b, 6, protowire.BytesType)
 		at := len(b)
 		for _, e := range v {
 			b = protowire.AppendTag(b, 1, protowire.BytesType)
 			eat := len(b)
-			b = prefixLength(appendValue(b, e), eat)
+			b = pbwire.PrefixLength(appendValue(b, e), eat)
 		}
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(b, at)
 	}
-	return b
-}
-
-// prefixLength puts before b[at:], a message just written, its length as
-// a varint, moving the message up by the length's size (one byte for a
-// message under 128 bytes, the common case).
-func prefixLength(b []byte, at int) []byte {
-	n := len(b) - at
-	size := protowire.SizeVarint(uint64(n))
-	b = append(b, make([]byte, size)...)
-	copy(b[at+size:], b[at:at+n])
-	protowire.AppendVarint(b[at:at], uint64(n))
 	return b
 }

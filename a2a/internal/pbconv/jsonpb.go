@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/a2amesh/a2amesh/internal/fastjson"
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 )
 
 // JSON straight to google.protobuf.Struct and Value bytes: what the direct
@@ -88,8 +89,8 @@ func appendJSONMembers(b []byte, r *fastjson.Reader) []byte {
 		b = protowire.AppendBytes(b, k)
 		b = protowire.AppendTag(b, 2, protowire.BytesType)
 		vat := len(b)
-		b = prefixLength(appendJSONValueOf(b, r), vat)
-		b = prefixLength(b, at)
+		b = pbwire.PrefixLength(appendJSONValueOf(b, r), vat)
+		b = pbwire.PrefixLength(b, at)
 	}
 	return b
 }
@@ -103,7 +104,7 @@ func appendJSONValueOf(b []byte, r *fastjson.Reader) []byte {
 		}
 		b = protowire.AppendTag(b, 5, protowire.BytesType)
 		at := len(b)
-		return prefixLength(appendJSONMembers(b, r), at)
+		return pbwire.PrefixLength(appendJSONMembers(b, r), at)
 	case '[':
 		if !r.Open('[') {
 			return b
@@ -113,9 +114,9 @@ func appendJSONValueOf(b []byte, r *fastjson.Reader) []byte {
 		for n := 0; r.Next(']', &n); {
 			b = protowire.AppendTag(b, 1, protowire.BytesType)
 			eat := len(b)
-			b = prefixLength(appendJSONValueOf(b, r), eat)
+			b = pbwire.PrefixLength(appendJSONValueOf(b, r), eat)
 		}
-		return prefixLength(b, at)
+		return pbwire.PrefixLength(b, at)
 	}
 	raw := r.Raw()
 	if r.Failed() {
