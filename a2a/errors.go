@@ -29,6 +29,13 @@ const (
 	CodeExtendedAgentCardNotConfigured ErrorCode = -32007
 	CodeExtensionSupportRequired       ErrorCode = -32008
 	CodeVersionNotSupported            ErrorCode = -32009
+
+	// The caller is not authenticated (HTTP 401, gRPC UNAUTHENTICATED) or
+	// may not do what it asks (HTTP 403, gRPC PERMISSION_DENIED). The
+	// specification leaves their JSON-RPC codes to implementations; these
+	// are the ones a2a-go uses, so that its clients recognize them.
+	CodeUnauthenticated  ErrorCode = -31401
+	CodePermissionDenied ErrorCode = -31403
 )
 
 var codeNames = map[ErrorCode]struct{ reason, text string }{
@@ -46,6 +53,8 @@ var codeNames = map[ErrorCode]struct{ reason, text string }{
 	CodeExtendedAgentCardNotConfigured: {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", "extended agent card not configured"},
 	CodeExtensionSupportRequired:       {"EXTENSION_SUPPORT_REQUIRED", "extension support required"},
 	CodeVersionNotSupported:            {"VERSION_NOT_SUPPORTED", "protocol version not supported"},
+	CodeUnauthenticated:                {"UNAUTHENTICATED", "authentication required"},
+	CodePermissionDenied:               {"PERMISSION_DENIED", "permission denied"},
 }
 
 // Reason returns the code's upper-case name, as used in google.rpc.ErrorInfo
@@ -85,7 +94,11 @@ type Error struct {
 	// travels as a google.rpc.RetryInfo detail and an HTTP Retry-After
 	// header. See Busy.
 	RetryAfter time.Duration
-	cause      error
+	// Challenge, on an authentication error, is the WWW-Authenticate
+	// value that says how to authenticate; HTTP bindings send it as that
+	// header, gRPC as metadata of the same name.
+	Challenge string
+	cause     error
 }
 
 // Busy returns an internal error (-32603) that a client may retry after
@@ -140,6 +153,8 @@ var (
 	ErrExtendedAgentCardNotConfigured = &Error{Code: CodeExtendedAgentCardNotConfigured}
 	ErrExtensionSupportRequired       = &Error{Code: CodeExtensionSupportRequired}
 	ErrVersionNotSupported            = &Error{Code: CodeVersionNotSupported}
+	ErrUnauthenticated                = &Error{Code: CodeUnauthenticated}
+	ErrPermissionDenied               = &Error{Code: CodePermissionDenied}
 )
 
 // AsError returns err as an *Error: itself or the *Error it wraps, or else an

@@ -6,26 +6,53 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/a2amesh/a2amesh/a2a/auth"
+	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk"
 )
 
 // owner is who may take over an interrupted task's checkpoint once the
 // server lost the task: what the executor records with the checkpoint.
-//
-// Today that is the task's context: a lost task's context id is known only
-// to those who had the task (ListTasks no longer shows it). When requests
-// carry an authenticated principal, it joins the record here, and mayAdopt
-// compares it too (a hop trusted to act for others would pass on that
+// That is the task's context and the caller the task belonged to
+// (server.ExecRequest.Owner): a lost task's context id is known only to
+// those who had the task (ListTasks no longer shows it), and even they
+// must be its caller (a hop trusted to act for others would pass on that
 // comparison).
 type owner struct {
 	ContextID string `json:"context_id"`
+	Principal string `json:"principal,omitempty"`
+}
+
+// ownerOf is the owner of req's task.
+func ownerOf(req *server.ExecRequest) owner {
+	return owner{ContextID: req.ContextID, Principal: principalKey(req.Owner)}
+}
+
+// principalKey is the caller's owner key as recorded: "" for the
+// anonymous caller in the default tenant, as records saved before callers
+// were recorded have it, and as a request without an owner is.
+func principalKey(o string) string {
+	if o == (*auth.Principal)(nil).Owner("") {
+		return ""
+	}
+	return o
+}
+
+// conversationKey is where the executor keeps the conversation of req's
+// context: per caller, so that no one reads or extends another's by
+// naming its context id.
+func conversationKey(req *server.ExecRequest) string {
+	if p := principalKey(req.Owner); p != "" {
+		return p + " " + req.ContextID
+	}
+	return req.ContextID
 }
 
 // mayAdopt reports whether a task made by claimant may take over a
 // checkpoint o owns. A record without a context (a checkpoint saved before
 // owners were recorded) is adopted by no one.
 func (o owner) mayAdopt(claimant owner) bool {
-	return o.ContextID != "" && o.ContextID == claimant.ContextID
+	return o.ContextID != "" && o.ContextID == claimant.ContextID && o.Principal == claimant.Principal
 }
 
 type ownerKey struct{}

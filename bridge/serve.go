@@ -163,7 +163,7 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 		}
 
 		// The run's checkpoints are the task's context's to adopt.
-		ctx := withOwner(ctx, owner{ContextID: req.ContextID})
+		ctx := withOwner(ctx, ownerOf(req))
 		var it *adk.AsyncIterator[*adk.AgentEvent]
 		var userText *schema.Message
 		if meta.ResumeTask != "" && req.Task == nil {
@@ -194,7 +194,7 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 			input := meta.Input
 			if input == nil {
 				userText = fromA2AMessage(req.Message)
-				earlier, err := e.conversations.Load(ctx, req.ContextID)
+				earlier, err := e.conversations.Load(ctx, conversationKey(req))
 				if err != nil {
 					e.log.Warn("loading the conversation", "context", req.ContextID, "err", err)
 				}
@@ -226,7 +226,7 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 		}
 		result := resultMeta{SessionValues: changedValues(meta.SessionValues, end.values)}
 		if userText != nil && enc.interrupt == nil && enc.held == nil && enc.answer != "" {
-			if err := e.conversations.Append(ctx, req.ContextID, userText, schema.AssistantMessage(enc.answer, nil)); err != nil {
+			if err := e.conversations.Append(ctx, conversationKey(req), userText, schema.AssistantMessage(enc.answer, nil)); err != nil {
 				e.log.Warn("saving the conversation", "context", req.ContextID, "err", err)
 			}
 		}
@@ -268,7 +268,7 @@ func (e *Executor) adopt(ctx context.Context, from string, req *server.ExecReque
 	if e.tasks == nil {
 		return a2a.Errorf(a2a.CodeUnsupportedOperation, "bridge: resume_task: this agent does not resume lost tasks (its executor is not given the server's tasks, ExecutorConfig.Tasks)")
 	}
-	claimant := owner{ContextID: req.ContextID}
+	claimant := ownerOf(req)
 	// Refused requests are turned away before the lock: taking it, they
 	// could keep the owner's own resume from running.
 	if _, err := e.adoptable(ctx, from, claimant); err != nil {
@@ -302,9 +302,12 @@ func (e *Executor) adopt(ctx context.Context, from string, req *server.ExecReque
 // adoptable returns the checkpoint of task from, as stored, if claimant
 // may adopt it.
 func (e *Executor) adoptable(ctx context.Context, from string, claimant owner) ([]byte, error) {
-	switch _, err := e.tasks.Get(ctx, from); {
-	case err == nil:
+	switch stored, err := e.tasks.Get(ctx, from); {
+	case err == nil && principalKey(stored.Owner) == claimant.Principal:
 		return nil, a2a.Errorf(a2a.CodeInvalidParams, "bridge: resume_task: task %s still exists; resume it with a message on it (message.taskId), not with a new task", from)
+	case err == nil:
+		// Another's task: told apart from none no more than its checkpoint.
+		return nil, a2a.Errorf(a2a.CodeTaskNotFound, "bridge: resume_task: no interrupted task %s of context %s to resume (it finished, was resumed already, or never interrupted here)", from, claimant.ContextID)
 	case !errors.Is(err, taskstore.ErrNotFound):
 		return nil, a2a.Errorf(a2a.CodeInternal, "bridge: resume_task: cannot tell whether task %s is lost: %v", from, err)
 	}
@@ -549,7 +552,9 @@ func (e *encoder) finish(result *resultMeta) {
 	}
 }
 
-// Conversations keeps what was said in each context for an Executor.
+// Conversations keeps what was said in each context for an Executor. The
+// Executor keys each conversation by its context id and the caller who
+// owns it, so that a context id a caller names is theirs alone.
 type Conversations interface {
 	// Load returns the messages of contextID so far, oldest first.
 	Load(ctx context.Context, contextID string) ([]*schema.Message, error)

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
@@ -59,7 +60,7 @@ func ExampleOpen() {
 	// ... and keeps the task's snapshot, as of its last event.
 	done := &a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 		Artifacts: []a2a.Artifact{{ArtifactID: "answer", Parts: []a2a.Part{a2a.TextPart("sunny, 24°C")}}}}
-	if _, err := a.Tasks.Create(ctx, done, uint64(len(events))); err != nil {
+	if _, err := a.Tasks.Create(ctx, taskstore.Entry{Task: done, Seq: uint64(len(events))}); err != nil {
 		log.Fatal(err)
 	}
 

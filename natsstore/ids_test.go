@@ -48,7 +48,7 @@ func TestHostileIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tasks.Create(ctx, testTask("normal", "c", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := tasks.Create(ctx, taskstore.Entry{Task: testTask("normal", "c", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// stillUp is the normal call after each step: it fails once the
@@ -75,7 +75,7 @@ func TestHostileIDs(t *testing.T) {
 				call func() error
 			}{
 				{"TaskStore.Create", func() error {
-					_, err := tasks.Create(ctx, testTask(id, "c", a2a.TaskStateWorking), 1)
+					_, err := tasks.Create(ctx, taskstore.Entry{Task: testTask(id, "c", a2a.TaskStateWorking), Seq: 1})
 					return err
 				}},
 				{"TaskStore.Get", func() error {
@@ -90,7 +90,7 @@ func TestHostileIDs(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					_, err = tasks.Update(ctx, testTask(id, "c", a2a.TaskStateCompleted), 2, got.Version)
+					_, err = tasks.Update(ctx, taskstore.Entry{Task: testTask(id, "c", a2a.TaskStateCompleted), Seq: 2, Version: got.Version})
 					return err
 				}},
 				{"TaskStore.List", func() error {
@@ -205,7 +205,7 @@ func TestHostileIDs(t *testing.T) {
 	// own tasks.
 	for _, name := range []string{"twin 1", "twin 2"} {
 		id := hostileIDs[name]
-		if _, err := tasks.Create(ctx, testTask(id, name, a2a.TaskStateWorking), 1); err != nil {
+		if _, err := tasks.Create(ctx, taskstore.Entry{Task: testTask(id, name, a2a.TaskStateWorking), Seq: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,7 +238,7 @@ func TestHostileNames(t *testing.T) {
 		stores[i] = a
 	}
 	a, b := stores[0], stores[1]
-	if _, err := a.Tasks.Create(ctx, testTask("t", "c", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := a.Tasks.Create(ctx, taskstore.Entry{Task: testTask("t", "c", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := b.Tasks.Get(ctx, "t"); err != nil || got.Task.ID != "t" {

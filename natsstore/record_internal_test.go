@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/internal/fastjson"
 	"github.com/a2amesh/a2amesh/internal/fastjson/fastjsontest"
 )
@@ -26,18 +27,18 @@ func TestRecordCodecHandlesEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast, err := encodeRecord(task, want.Seq)
+	fast, err := encodeRecord(taskstore.Entry{Task: task, Seq: want.Seq, Owner: want.Owner})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := fastjsontest.SameJSON(fast, std); err != nil {
 		t.Errorf("encodeRecord differs from encoding/json:\n%v", err)
 	}
-	seq, raw, ok := readRecord(std)
+	got, ok := readRecord(std)
 	if !ok {
 		t.Fatalf("readRecord declines %s", std)
 	}
-	if d := fastjsontest.Diff(&record{Seq: seq, Task: raw}, want); d != "" {
+	if d := fastjsontest.Diff(&got, want); d != "" {
 		t.Errorf("readRecord reads a record differently from encoding/json's encoding:\n%s", d)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
@@ -109,7 +110,7 @@ func (m *member) serve(t *testing.T) (stop func()) {
 // writes makes m the last writer of a task in state s, stored.
 func (m *member) writes(t *testing.T, ctx context.Context, id string, s a2a.TaskState) {
 	t.Helper()
-	if _, err := m.tasks.Create(ctx, testTask(id, "c", s), 1); err != nil {
+	if _, err := m.tasks.Create(ctx, taskstore.Entry{Task: testTask(id, "c", s), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.log.Append(ctx, id, 1, testTask(id, "c", s)); err != nil {

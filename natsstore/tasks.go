@@ -87,13 +87,14 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 func (s *TaskStore) key(id string) string { return s.prefix + keyToken(id) }
 
 // Create implements taskstore.Store.
-func (s *TaskStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uint64, error) {
+func (s *TaskStore) Create(ctx context.Context, e taskstore.Entry) (uint64, error) {
+	task := e.Task
 	ctx, cancel, err := call(ctx, s.nc)
 	if err != nil {
 		return 0, err
 	}
 	defer cancel()
-	value, err := s.encode(task, seq)
+	value, err := s.encode(e)
 	if err != nil {
 		return 0, err
 	}
@@ -137,15 +138,19 @@ func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error)
 	case err != nil:
 		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, unanswered(ctx, err))
 	}
-	seq, task, err := decodeRecord(e.Value())
+	stored, err := decodeRecord(e.Value())
 	if err != nil {
 		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, err)
 	}
-	return taskstore.Entry{Task: task, Seq: seq, Version: e.Revision()}, nil
+	stored.Version = e.Revision()
+	return stored, nil
 }
 
-// Update implements taskstore.Store.
-func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+// Update implements taskstore.Store. It writes e.Owner as the task's
+// owner without reading the stored one: the caller's entry must be one Get
+// returned, or made from one.
+func (s *TaskStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
+	task, prev := e.Task, e.Version
 	ctx, cancel, err := call(ctx, s.nc)
 	if err != nil {
 		return 0, err
@@ -155,7 +160,7 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 	// No entry has revision 0, and kv.Update expecting 0 would create a
 	// missing key: skip straight to telling conflict from absence.
 	if prev != 0 {
-		value, err := s.encode(task, seq)
+		value, err := s.encode(e)
 		if err != nil {
 			return 0, err
 		}
@@ -179,24 +184,24 @@ func (s *TaskStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64
 		}
 	}
 	// The server answers a missing key and a newer revision alike.
-	e, err := s.kv.Get(ctx, key)
+	cur, err := s.kv.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return 0, fmt.Errorf("%w: %s", taskstore.ErrNotFound, task.ID)
 	case err != nil:
 		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
 	}
-	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, e.Revision(), prev)
+	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, cur.Revision(), prev)
 }
 
-// encode makes task's value, refusing with ErrTooLarge one the NATS server
+// encode makes e's value, refusing with ErrTooLarge one the NATS server
 // would refuse.
-func (s *TaskStore) encode(task *a2a.Task, seq uint64) ([]byte, error) {
-	value, err := encodeRecord(task, seq)
+func (s *TaskStore) encode(e taskstore.Entry) ([]byte, error) {
+	value, err := encodeRecord(e)
 	if err != nil {
 		return nil, err
 	}
-	return value, fits(s.nc, len(value)+kvHeaderRoom, func() string { return "task " + task.ID })
+	return value, fits(s.nc, len(value)+kvHeaderRoom, func() string { return "task " + e.Task.ID })
 }
 
 // ttl is how long the bucket keeps the snapshot of task: KeepEnded once it
@@ -247,12 +252,12 @@ func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page
 	}
 	var matched []*a2a.Task
 	for key, value := range values {
-		_, task, err := decodeRecord(value)
+		e, err := decodeRecord(value)
 		if err != nil {
 			return taskstore.Page{}, fmt.Errorf("natsstore: task key %s: %w", key, err)
 		}
-		if q.Matches(task) {
-			matched = append(matched, task)
+		if q.Matches(e) {
+			matched = append(matched, e.Task)
 		}
 	}
 	return taskstore.Paginate(matched, after, q.PageSize), nil
@@ -297,54 +302,59 @@ func stopWatcher(w jetstream.KeyWatcher) {
 	}
 }
 
-// record is a KV value: the task and the sequence number of the last event
-// folded into it.
+// record is a KV value: the task, the sequence number of the last event
+// folded into it, and its owner (absent in values written before tasks had
+// owners, which read as owner "").
 type record struct {
-	Seq  uint64          `json:"seq"`
-	Task json.RawMessage `json:"task"`
+	Seq   uint64          `json:"seq"`
+	Owner string          `json:"owner,omitempty"`
+	Task  json.RawMessage `json:"task"`
 }
 
-func encodeRecord(task *a2a.Task, seq uint64) ([]byte, error) {
+func encodeRecord(e taskstore.Entry) ([]byte, error) {
 	b := append(make([]byte, 0, 1024), `{"seq":`...)
-	b = strconv.AppendUint(b, seq, 10)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	if e.Owner != "" {
+		b = append(b, `,"owner":`...)
+		b = fastjson.AppendString(b, e.Owner)
+	}
 	b = append(b, `,"task":`...)
-	b, err := a2a.AppendJSON(b, task)
+	b, err := a2a.AppendJSON(b, e.Task)
 	if err != nil {
-		return nil, fmt.Errorf("natsstore: task %s: encode: %w", task.ID, err)
+		return nil, fmt.Errorf("natsstore: task %s: encode: %w", e.Task.ID, err)
 	}
 	return append(b, '}'), nil
 }
 
-// decodeRecord decodes a KV value into a new task.
-func decodeRecord(data []byte) (uint64, *a2a.Task, error) {
-	seq, raw, ok := readRecord(data)
+// decodeRecord decodes a KV value into an entry with a new task (and no
+// version).
+func decodeRecord(data []byte) (taskstore.Entry, error) {
+	rec, ok := readRecord(data)
 	if !ok {
-		var rec record
 		if err := fastjson.Unmarshal(data, &rec); err != nil {
-			return 0, nil, fmt.Errorf("decode: %w", err)
+			return taskstore.Entry{}, fmt.Errorf("decode: %w", err)
 		}
-		seq, raw = rec.Seq, rec.Task
 	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, nil, errors.New("decode: the value holds no task")
+	if len(rec.Task) == 0 || string(rec.Task) == "null" {
+		return taskstore.Entry{}, errors.New("decode: the value holds no task")
 	}
 	task := new(a2a.Task)
-	if err := a2a.Unmarshal(raw, task); err != nil {
-		return 0, nil, fmt.Errorf("decode: %w", err)
+	if err := a2a.Unmarshal(rec.Task, task); err != nil {
+		return taskstore.Entry{}, fmt.Errorf("decode: %w", err)
 	}
-	return seq, task, nil
+	return taskstore.Entry{Task: task, Seq: rec.Seq, Owner: rec.Owner}, nil
 }
 
 // readRecord reads the values encodeRecord writes without reflection, since
 // List decodes a whole namespace per call; it reports false for anything
 // else, which encoding/json then reads or rejects.
-func readRecord(data []byte) (seq uint64, task []byte, ok bool) {
+func readRecord(data []byte) (rec record, ok bool) {
 	if !fastjson.Enabled {
-		return 0, nil, false
+		return rec, false
 	}
 	r := fastjson.New(data)
 	if !r.Open('{') {
-		return 0, nil, false
+		return rec, false
 	}
 	var seen uint32
 	for n := 0; r.Next('}', &n); {
@@ -353,15 +363,18 @@ func readRecord(data []byte) (seq uint64, task []byte, ok bool) {
 			r.Seen(&seen, 1)
 			v, err := strconv.ParseUint(string(r.Raw()), 10, 64)
 			if err != nil {
-				return 0, nil, false
+				return rec, false
 			}
-			seq = v
-		case "task":
+			rec.Seq = v
+		case "owner":
 			r.Seen(&seen, 2)
-			task = r.Raw()
+			rec.Owner = r.String()
+		case "task":
+			r.Seen(&seen, 4)
+			rec.Task = r.Raw()
 		default:
-			r.Unknown(key, "seq", "task")
+			r.Unknown(key, "seq", "owner", "task")
 		}
 	}
-	return seq, task, r.End()
+	return rec, r.End()
 }

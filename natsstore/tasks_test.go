@@ -74,20 +74,20 @@ func TestEndedTasksExpire(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ended := time.Now()
-	if _, err := s.Create(ctx, testTask("born-ended", "c", a2a.TaskStateRejected), 1); err != nil {
+	if _, err := s.Create(ctx, taskstore.Entry{Task: testTask("born-ended", "c", a2a.TaskStateRejected), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.Create(ctx, testTask("ends", "c", a2a.TaskStateWorking), 1)
+	v, err := s.Create(ctx, taskstore.Entry{Task: testTask("ends", "c", a2a.TaskStateWorking), Seq: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, testTask("ends", "c", a2a.TaskStateCompleted), 2, v); err != nil {
+	if _, err := s.Update(ctx, taskstore.Entry{Task: testTask("ends", "c", a2a.TaskStateCompleted), Seq: 2, Version: v}); err != nil {
 		t.Fatal(err)
 	}
 	// JetStream drops a message within milliseconds of its TTL: three
 	// times it, from the first task's end, is plenty.
 	deadline := ended.Add(3 * keep)
-	if _, err := s.Create(ctx, testTask("runs", "c", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := s.Create(ctx, taskstore.Entry{Task: testTask("runs", "c", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"born-ended", "ends"} {
@@ -117,7 +117,7 @@ func TestTaskStoreReplicas(t *testing.T) {
 	a := newTaskStore(t, replica(t, e), cfg)
 	b := newTaskStore(t, replica(t, e), cfg)
 
-	v1, err := a.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1)
+	v1, err := a.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateSubmitted), Seq: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +125,14 @@ func TestTaskStoreReplicas(t *testing.T) {
 	if err != nil || got.Version != v1 || got.Seq != 1 || got.Task.Status.State != a2a.TaskStateSubmitted {
 		t.Fatalf("replica b Get = %+v, %v; want a's version %d", got, err, v1)
 	}
-	if _, err := b.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1); !errors.Is(err, taskstore.ErrExists) {
+	if _, err := b.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateSubmitted), Seq: 1}); !errors.Is(err, taskstore.ErrExists) {
 		t.Fatalf("replica b Create of a's task = %v, want ErrExists", err)
 	}
-	v2, err := b.Update(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 2, v1)
+	v2, err := b.Update(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 2, Version: v1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Update(ctx, testTask("t1", "c1", a2a.TaskStateFailed), 2, v1); !errors.Is(err, taskstore.ErrConflict) {
+	if _, err := a.Update(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateFailed), Seq: 2, Version: v1}); !errors.Is(err, taskstore.ErrConflict) {
 		t.Fatalf("replica a Update from stale version = %v, want ErrConflict", err)
 	}
 	got, err = a.Get(ctx, "t1")
@@ -148,14 +148,14 @@ func TestTaskStoreReplicas(t *testing.T) {
 	if _, err := b.Get(ctx, "t1"); !errors.Is(err, taskstore.ErrNotFound) {
 		t.Fatalf("replica b Get after a's Delete = %v, want ErrNotFound", err)
 	}
-	if _, err := b.Update(ctx, testTask("t1", "c1", a2a.TaskStateCompleted), 3, v2); !errors.Is(err, taskstore.ErrNotFound) {
+	if _, err := b.Update(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateCompleted), Seq: 3, Version: v2}); !errors.Is(err, taskstore.ErrNotFound) {
 		t.Fatalf("replica b Update after a's Delete = %v, want ErrNotFound", err)
 	}
 	if ids := listIDs(t, b); len(ids) != 0 {
 		t.Fatalf("replica b List after Delete = %v", ids)
 	}
 	// The id is free again, though the delete marker is still there.
-	if _, err := b.Create(ctx, testTask("t1", "c1", a2a.TaskStateSubmitted), 1); err != nil {
+	if _, err := b.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateSubmitted), Seq: 1}); err != nil {
 		t.Fatalf("Create after Delete: %v", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestTaskStoreNamespaces(t *testing.T) {
 	// "agent.x" must not fall under "agent"'s keys.
 	a := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent"})
 	b := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent.x"})
-	if _, err := a.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := a.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Get(ctx, "t1"); !errors.Is(err, taskstore.ErrNotFound) {
@@ -178,7 +178,7 @@ func TestTaskStoreNamespaces(t *testing.T) {
 		t.Fatalf("other namespace List = %+v, %v; want empty", p, err)
 	}
 	// The same id is another task there.
-	if _, err := b.Create(ctx, testTask("t1", "c2", a2a.TaskStateCompleted), 7); err != nil {
+	if _, err := b.Create(ctx, taskstore.Entry{Task: testTask("t1", "c2", a2a.TaskStateCompleted), Seq: 7}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := a.Get(ctx, "t1")
@@ -217,7 +217,7 @@ func TestTaskStoreConcurrentCreation(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	if _, err := stores[0].Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := stores[0].Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := stores[n-1].Get(ctx, "t1"); err != nil {
@@ -232,7 +232,7 @@ func TestTaskStoreOddIDs(t *testing.T) {
 	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
 	ids := []string{"a.b c/ü", "*", ">", "a.>", "=x", "x", "YQ", "tab\tnew\nline", "0192f3c4-7d1e-7a00-8000-1234567890ab"}
 	for i, id := range ids {
-		if _, err := s.Create(ctx, testTask(id, "ctx "+id, a2a.TaskStateWorking), uint64(i+1)); err != nil {
+		if _, err := s.Create(ctx, taskstore.Entry{Task: testTask(id, "ctx "+id, a2a.TaskStateWorking), Seq: uint64(i + 1)}); err != nil {
 			t.Fatalf("Create(%q): %v", id, err)
 		}
 	}
@@ -241,7 +241,7 @@ func TestTaskStoreOddIDs(t *testing.T) {
 		if err != nil || got.Task.ID != id || got.Task.ContextID != "ctx "+id || got.Seq != uint64(i+1) {
 			t.Fatalf("Get(%q) = %+v, %v", id, got, err)
 		}
-		if _, err := s.Update(ctx, testTask(id, "ctx "+id, a2a.TaskStateCompleted), 100, got.Version); err != nil {
+		if _, err := s.Update(ctx, taskstore.Entry{Task: testTask(id, "ctx "+id, a2a.TaskStateCompleted), Seq: 100, Version: got.Version}); err != nil {
 			t.Fatalf("Update(%q): %v", id, err)
 		}
 	}
@@ -269,7 +269,7 @@ func TestTaskStoreListMany(t *testing.T) {
 	for i := range n {
 		tk := testTask(fmt.Sprintf("t%03d", i), "c", a2a.TaskStateCompleted)
 		tk.Status.Timestamp = base.Add(time.Duration(i) * time.Second)
-		if _, err := s.Create(ctx, tk, 1); err != nil {
+		if _, err := s.Create(ctx, taskstore.Entry{Task: tk, Seq: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -333,7 +333,7 @@ func TestTaskStoreTTL(t *testing.T) {
 		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: ttl, Memory: true},
 	})
 	written := time.Now()
-	if _, err := s.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := s.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "t1"); err != nil {
@@ -356,7 +356,7 @@ func TestTaskStoreTTL(t *testing.T) {
 	if ids := listIDs(t, s); len(ids) != 0 {
 		t.Fatalf("List after the TTL = %v", ids)
 	}
-	if _, err := s.Create(ctx, testTask("t1", "c1", a2a.TaskStateWorking), 1); err != nil {
+	if _, err := s.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatalf("Create after the TTL: %v", err)
 	}
 }

@@ -37,7 +37,7 @@ func TestTooLarge(t *testing.T) {
 		tk.Status.Message = a2a.NewTextMessage(a2a.RoleAgent, huge)
 		return tk
 	}
-	small, err := a.Tasks.Create(ctx, testTask("small", "c", a2a.TaskStateWorking), 1)
+	small, err := a.Tasks.Create(ctx, taskstore.Entry{Task: testTask("small", "c", a2a.TaskStateWorking), Seq: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +51,12 @@ func TestTooLarge(t *testing.T) {
 		call       func() error
 		stored     func() bool // whether anything of it was stored
 	}{
-		{"TaskStore.Create", "task big", func() error { _, err := a.Tasks.Create(ctx, big("big"), 1); return err },
+		{"TaskStore.Create", "task big", func() error { _, err := a.Tasks.Create(ctx, taskstore.Entry{Task: big("big"), Seq: 1}); return err },
 			func() bool { _, err := a.Tasks.Get(ctx, "big"); return !errors.Is(err, taskstore.ErrNotFound) }},
-		{"TaskStore.Update", "task small", func() error { _, err := a.Tasks.Update(ctx, big("small"), 2, small); return err },
+		{"TaskStore.Update", "task small", func() error {
+			_, err := a.Tasks.Update(ctx, taskstore.Entry{Task: big("small"), Seq: 2, Version: small})
+			return err
+		},
 			func() bool { e, err := a.Tasks.Get(ctx, "small"); return err != nil || e.Version != small }},
 		{"Log.Append", "events 2 to 2 of task small", func() error {
 			return a.Log.Append(ctx, "small", 2, a2a.NewStatusUpdate("small", "c", a2a.TaskStateWorking, a2a.NewTextMessage(a2a.RoleAgent, huge)))

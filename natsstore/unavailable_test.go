@@ -37,7 +37,7 @@ func TestStoresFailFastWhileNATSIsDown(t *testing.T) {
 	}
 	log := newLog(t, js, "weather")
 	task := testTask("t1", "c1", a2a.TaskStateWorking)
-	if _, err := tasks.Create(ctx, task, 1); err != nil {
+	if _, err := tasks.Create(ctx, taskstore.Entry{Task: task, Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -48,11 +48,14 @@ func TestStoresFailFastWhileNATSIsDown(t *testing.T) {
 		call func(context.Context) error
 	}{
 		{"TaskStore.Create", func(ctx context.Context) error {
-			_, err := tasks.Create(ctx, testTask("t2", "c1", a2a.TaskStateSubmitted), 1)
+			_, err := tasks.Create(ctx, taskstore.Entry{Task: testTask("t2", "c1", a2a.TaskStateSubmitted), Seq: 1})
 			return err
 		}},
 		{"TaskStore.Get", func(ctx context.Context) error { _, err := tasks.Get(ctx, "t1"); return err }},
-		{"TaskStore.Update", func(ctx context.Context) error { _, err := tasks.Update(ctx, task, 2, 1); return err }},
+		{"TaskStore.Update", func(ctx context.Context) error {
+			_, err := tasks.Update(ctx, taskstore.Entry{Task: task, Seq: 2, Version: 1})
+			return err
+		}},
 		{"TaskStore.List", func(ctx context.Context) error { _, err := tasks.List(ctx, taskstore.Query{}); return err }},
 		{"TaskStore.Delete", func(ctx context.Context) error { return tasks.Delete(ctx, "t1") }},
 		{"PushStore.Save", func(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/server"
 )
 
@@ -92,6 +93,11 @@ type Config struct {
 	// Limits bound what the server holds and runs; zero fields take the
 	// server package's defaults.
 	Limits server.Limits
+	// Gate authenticates and authorizes every request on every binding
+	// and declares its schemes on the card; nil serves every caller as
+	// the anonymous one (an open agent). Tasks belong to their creator
+	// either way.
+	Gate *auth.Gate
 	// AllowedHosts are the host[:port] names requests may be addressed to
 	// (Host, Origin), "*" for any; empty: the card's URL and the
 	// listening address.

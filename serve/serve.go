@@ -32,6 +32,7 @@ import (
 	hzserver "github.com/cloudwego/hertz/pkg/app/server"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/grpcserver"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
@@ -52,6 +53,7 @@ type Server struct {
 	ln      net.Listener
 	st      *state
 	handler *server.Handler
+	gate    *auth.Gate // nil: an open server
 	rpc     *jsonrpcserver.Server
 	// rest serves HTTP+JSON, and JSON-RPC and the card beside it.
 	rest *restserver.Server
@@ -171,9 +173,12 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	}
 	present(card, cfg.Name, cfg.Description)
 	card.SupportedInterfaces = s.interfaces(cfg.GRPCPublicAddr)
+	if s.gate = cfg.Gate; s.gate != nil {
+		s.gate.Describe(card)
+	}
 	s.card = card
 	hc := server.Config{Card: card, Executor: exec, Tasks: s.st.tasks, Events: s.st.events, PushConfigs: s.st.push,
-		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Logger: log}
+		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Gate: cfg.Gate, Logger: log}
 	if s.st.maxTaskBytes > 0 {
 		hc.Limits.MaxTaskBytes = s.st.maxTaskBytes
 	}
@@ -332,6 +337,11 @@ func (s *Server) drain(life context.Context) {
 // serve runs the bindings until ctx ends or one of them fails, which
 // stops the others.
 func (s *Server) serve(ctx context.Context) error {
+	if s.gate == nil {
+		s.log.Warn("serving without authentication: every caller is anonymous and shares the anonymous caller's tasks; give the server a gate (--auth-config) before it is reachable beyond this machine")
+	} else if s.gate.Open() {
+		s.log.Warn("serving anonymous callers too (the gate allows anonymous): they share the anonymous caller's tasks")
+	}
 	if s.grpc == nil {
 		s.log.Info("serving", "agent", s.card.Name, "url", s.url, "state", s.st.kind)
 		return s.serveHTTP(ctx)

@@ -18,6 +18,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/url"
+
+	"github.com/a2amesh/a2amesh/a2a"
 )
 
 // Principal is an authenticated caller.
@@ -94,6 +96,8 @@ type Credentials struct {
 	// PeerCertificates are the client certificates the TLS handshake
 	// verified, leaf first; nil without mutual TLS.
 	PeerCertificates []*x509.Certificate
+	// Remote is the client's network address, for the audit log.
+	Remote string
 }
 
 func (c Credentials) header(name string) string {
@@ -115,6 +119,13 @@ type Authenticator interface {
 	// authenticate after err (from Authenticate, or ErrNoCredentials), or
 	// "" when the scheme has no HTTP challenge.
 	Challenge(err error) string
+}
+
+// A Describer is an Authenticator that says how the agent card declares
+// it: the card's securitySchemes entry (name and scheme). A Gate's
+// Describe lists every Describer's.
+type Describer interface {
+	SecurityScheme() (name string, scheme a2a.SecurityScheme)
 }
 
 // Errors of authentication and authorization; test with errors.Is.

@@ -473,9 +473,10 @@ func TestTenantsAndMetadata(t *testing.T) {
 		t.Errorf("the server recorded the methods %v, want all 11", methods)
 	}
 
-	// A request's own tenant wins over the interface's.
-	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id, Tenant: "team-b"}); err != nil {
-		t.Fatal(err)
+	// A request's own tenant wins over the interface's; the task is
+	// team-a's, not found in team-b.
+	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id, Tenant: "team-b"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("GetTask in another tenant = %v, want task not found", err)
 	}
 	if gets := f.rec.of("GetTask"); gets[len(gets)-1].Tenant != "team-b" {
 		t.Errorf("GetTask's tenant is %q, want the request's team-b", gets[len(gets)-1].Tenant)

@@ -26,14 +26,17 @@ import (
 	"time"
 
 	"github.com/cloudwego/kitex/pkg/endpoint"
+	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2"
 	kgrpc "github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/grpc"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	"github.com/cloudwego/kitex/pkg/rpcinfo"
 	"github.com/cloudwego/kitex/pkg/serviceinfo"
 	"github.com/cloudwego/kitex/pkg/streaming"
 	kserver "github.com/cloudwego/kitex/server"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/internal/pbconv"
 	"github.com/a2amesh/a2amesh/a2a/server"
@@ -187,10 +190,12 @@ func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpo
 	}
 }
 
-// begin checks the call's metadata and attaches its call info to ctx. The
-// service is A2A 1.0 only: a call without a2a-version is taken as 1.0, one
-// that names another version is refused.
-func begin(ctx context.Context) (context.Context, error) {
+// begin checks the call's metadata, passes the call through the Handler's
+// gate, and attaches the call info and the caller to ctx. The service is
+// A2A 1.0 only: a call without a2a-version is taken as 1.0, one that names
+// another version is refused. A refused caller's challenge goes back as
+// the trailer www-authenticate.
+func (s *Server) begin(ctx context.Context, method string) (context.Context, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if vs := md.Get(VersionKey); len(vs) > 0 && strings.TrimSpace(vs[0]) != "" {
 		if v := majorMinor(vs[0]); v != a2a.Version {
@@ -205,7 +210,29 @@ func begin(ctx context.Context) (context.Context, error) {
 			}
 		}
 	}
-	return server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts}), nil
+	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
+	if !s.h.Gated() {
+		return ctx, nil
+	}
+	creds := auth.Credentials{Header: func(name string) string {
+		if vs := md.Get(strings.ToLower(name)); len(vs) > 0 {
+			return vs[0]
+		}
+		return ""
+	}}
+	if ri := rpcinfo.GetRPCInfo(ctx); ri != nil && ri.From() != nil && ri.From().Address() != nil {
+		creds.Remote = ri.From().Address().String()
+	}
+	ctx, err := s.h.Admit(ctx, method, creds)
+	if err == nil {
+		return ctx, nil
+	}
+	if e := a2a.AsError(err); e.Challenge != "" {
+		if terr := nphttp2.SetTrailer(ctx, metadata.Pairs("www-authenticate", e.Challenge)); terr != nil {
+			s.log.Debug("a2a: setting the www-authenticate trailer failed", "err", terr)
+		}
+	}
+	return ctx, err
 }
 
 // majorMinor reduces a version to Major.Minor; patch numbers do not count.
@@ -229,7 +256,7 @@ func unary[Req, In, Out, Resp any](s *Server, ctx context.Context, method string
 	from func(Req) (In, error), call func(context.Context, In) (Out, error), to func(Out) (Resp, error),
 ) (Resp, error) {
 	var zero Resp
-	ctx, err := begin(ctx)
+	ctx, err := s.begin(ctx, method)
 	if err != nil {
 		return zero, statusError(s.log, method, err)
 	}
@@ -365,7 +392,7 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 // returns.
 func (s *Server) streamSend(ctx context.Context, st streaming.Stream, req func() (*a2a.SendMessageRequest, error)) error {
 	const method = "SendStreamingMessage"
-	ctx, err := begin(ctx)
+	ctx, err := s.begin(ctx, method)
 	if err != nil {
 		return statusError(s.log, method, err)
 	}
@@ -388,7 +415,7 @@ func (s *Server) streamSend(ctx context.Context, st streaming.Stream, req func()
 // the JSON bindings.
 func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb.A2AService_SubscribeToTaskServer) error {
 	const method = "SubscribeToTask"
-	ctx, err := begin(stream.Context())
+	ctx, err := s.begin(stream.Context(), method)
 	if err != nil {
 		return statusError(s.log, method, err)
 	}

@@ -243,6 +243,11 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 		exts = append(exts, httpbind.SplitList(c.Header("X-A2A-Extensions"))...)
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
+	ctx, aerr := httpbind.Admit(ctx, s.h, op.String(), c)
+	if aerr != nil {
+		s.writeError(c, id, aerr, version)
+		return
+	}
 	if mver == a2a.Version {
 		var perr *a2a.Error
 		if req.Params, perr = jsonrpc.ProtoFieldNames(req.Params); perr != nil {
@@ -305,12 +310,22 @@ func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
 	return nil
 }
 
+// writeError answers e with HTTP status 200, as JSON-RPC does, except for
+// authentication and authorization errors, which are 401 and 403 as on
+// every HTTP binding, so that HTTP clients and proxies know them.
 func (s *Server) writeError(c httpbind.Exchange, id json.RawMessage, e *a2a.Error, version string) {
-	s.writeErrorStatus(c, 200, id, e, version)
+	status := 200
+	switch e.Code {
+	case a2a.CodeUnauthenticated:
+		status = 401
+	case a2a.CodePermissionDenied:
+		status = 403
+	}
+	s.writeErrorStatus(c, status, id, e, version)
 }
 
 func (s *Server) writeErrorStatus(c httpbind.Exchange, status int, id json.RawMessage, e *a2a.Error, version string) {
-	httpbind.SetRetryAfter(c, e)
+	httpbind.SetErrorHeaders(c, e)
 	c.Respond(status, "application/json", jsonrpc.AppendError(c.Buffer(), id, e, version))
 }
 

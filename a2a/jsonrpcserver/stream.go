@@ -29,7 +29,7 @@ func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrp
 	for e, err := range events {
 		if err != nil {
 			pe := server.ProtocolError(s.log, op.String(), err)
-			httpbind.SetRetryAfter(c, pe) // written with the headers, if they have not been
+			httpbind.SetErrorHeaders(c, pe) // written with the headers, if they have not been
 			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
 			if werr := ew.Event("", "", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)

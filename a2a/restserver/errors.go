@@ -15,6 +15,7 @@ const (
 	statusInvalidArgument    = "INVALID_ARGUMENT"
 	statusFailedPrecondition = "FAILED_PRECONDITION"
 	statusNotFound           = "NOT_FOUND"
+	statusUnauthenticated    = "UNAUTHENTICATED"
 	statusPermissionDenied   = "PERMISSION_DENIED"
 	statusUnimplemented      = "UNIMPLEMENTED"
 	statusUnavailable        = "UNAVAILABLE"
@@ -36,6 +37,10 @@ func httpStatus(e *a2a.Error) (int, string) {
 		return 400, statusFailedPrecondition
 	case a2a.CodeContentTypeNotSupported, a2a.CodeInvalidParams, a2a.CodeInvalidRequest, a2a.CodeParseError:
 		return 400, statusInvalidArgument
+	case a2a.CodeUnauthenticated:
+		return 401, statusUnauthenticated
+	case a2a.CodePermissionDenied:
+		return 403, statusPermissionDenied
 	case a2a.CodeInternal:
 		if e.RetryAfter > 0 {
 			return 503, statusUnavailable

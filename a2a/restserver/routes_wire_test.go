@@ -35,8 +35,13 @@ func TestRoutes(t *testing.T) {
 	for _, tenant := range []string{"", "/acme"} {
 		t.Run("tenant="+tenant, func(t *testing.T) {
 			w := w.on(t)
-			done := str(t, w.send("hi"), "task.id")
-			input := func() string { return str(t, w.send("input: more"), "task.id") }
+			// A task is its tenant's: the routes under /acme reach the
+			// tasks made under /acme.
+			send := func(text string) json.RawMessage {
+				return w.do("POST", tenant+"/message:send", `{"message":`+msg(text)+`}`, nil).ok(t)
+			}
+			done := str(t, send("hi"), "task.id")
+			input := func() string { return str(t, send("input: more"), "task.id") }
 			inputID, cancelID := input(), input()
 			fill := strings.NewReplacer("$DONE", done, "$INPUT", inputID, "$CANCEL", cancelID)
 			for _, tc := range routeCases() {

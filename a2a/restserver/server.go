@@ -236,6 +236,12 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 		s.writeError(x, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A-Version %q is not supported by the HTTP+JSON binding, which is A2A %s", v, a2a.Version))
 		return
 	}
+	// Before the body is read: an unknown caller's is not.
+	ctx, aerr := httpbind.Admit(ctx, s.h, x.op.String(), c)
+	if aerr != nil {
+		s.writeError(x, aerr)
+		return
+	}
 	var body []byte
 	if method == "POST" {
 		// A body must be declared JSON, so that a browser asks before
@@ -384,6 +390,6 @@ func (s *Server) writeError(x *exchange, e *a2a.Error) {
 // writeStatus answers e as a google.rpc.Status with the HTTP status code
 // and the google.rpc.Code name status.
 func (s *Server) writeStatus(x *exchange, code int, status string, e *a2a.Error) {
-	httpbind.SetRetryAfter(x.c, e)
+	httpbind.SetErrorHeaders(x.c, e)
 	x.c.Respond(code, x.media, appendStatus(x.c.Buffer(), code, status, e))
 }

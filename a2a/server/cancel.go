@@ -19,6 +19,10 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if err := h.checkID("tenant", req.Tenant); err != nil {
 		return nil, err
 	}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	e, err := h.getTask(ctx, req.ID)
 	if err != nil {
 		return nil, err

@@ -62,6 +62,12 @@ type ExecRequest struct {
 	Streaming bool
 	// Call describes the protocol call that carried the message.
 	Call CallInfo
+	// Owner is the key of the caller the task belongs to
+	// (auth.Principal.Owner in the request's tenant). An executor that
+	// keeps state across tasks (a conversation's history by ContextID)
+	// keeps it per Owner: another caller naming the same context id must
+	// not read or extend it.
+	Owner string
 }
 
 // CallInfo describes a protocol call. Bindings attach it to the context

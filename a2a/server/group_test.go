@@ -71,18 +71,18 @@ type countingStore struct {
 	writes int
 }
 
-func (s *countingStore) Create(ctx context.Context, task *a2a.Task, seq uint64) (uint64, error) {
+func (s *countingStore) Create(ctx context.Context, e taskstore.Entry) (uint64, error) {
 	s.mu.Lock()
 	s.writes++
 	s.mu.Unlock()
-	return s.Store.Create(ctx, task, seq)
+	return s.Store.Create(ctx, e)
 }
 
-func (s *countingStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+func (s *countingStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
 	s.mu.Lock()
 	s.writes++
 	s.mu.Unlock()
-	return s.Store.Update(ctx, task, seq, prev)
+	return s.Store.Update(ctx, e)
 }
 
 // TestQuickRunIsOneWrite: a run that settles within the commit delay is

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
@@ -68,6 +69,11 @@ type Config struct {
 	CommitDelay time.Duration
 	// Limits bound what clients can make the Handler hold and do at once.
 	Limits Limits
+	// Gate authenticates and authorizes every request the bindings pass
+	// through Admit; nil admits everyone as the anonymous caller. Either
+	// way each task belongs to the caller who created it, in the tenant
+	// the request named, and other callers do not see it.
+	Gate *auth.Gate
 	// StoreOutage is how long a running task waits for stores that cannot
 	// be reached (eventlog.ErrUnavailable, taskstore.ErrUnavailable), such
 	// as a NATS server restarting, before its run fails; 0 means one
@@ -87,6 +93,7 @@ type Handler struct {
 	pushCfgs push.ConfigStore
 	sender   *push.Sender
 	replicas Replicas
+	gate     *auth.Gate
 	log      *slog.Logger
 
 	retention     time.Duration
@@ -129,7 +136,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
-		replicas: cfg.Replicas, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
+		replicas: cfg.Replicas, gate: cfg.Gate, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
 		limits: cfg.Limits.withDefaults(), slots: make(map[string]*slot), live: make(map[string]liveTask),
 	}
 	if h.limits.MaxRuns > 0 {
@@ -209,7 +216,10 @@ func (h *Handler) admit() bool {
 func (h *Handler) Card() *a2a.AgentCard { return h.card }
 
 // GetExtendedAgentCard returns the extended card.
-func (h *Handler) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+func (h *Handler) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	if h.gate != nil && auth.FromContext(ctx) == nil {
+		return nil, a2a.Errorf(a2a.CodeUnauthenticated, "the extended agent card is for authenticated callers only")
+	}
 	if !h.card.Capabilities.ExtendedAgentCard {
 		return nil, a2a.Errorf(a2a.CodeUnsupportedOperation, "this agent has no extended agent card (its card does not declare capabilities.extendedAgentCard)")
 	}
@@ -225,6 +235,10 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 		return nil, err
 	}
 	if err := h.checkID("tenant", req.Tenant); err != nil {
+		return nil, err
+	}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
 		return nil, err
 	}
 	e, err := h.getTask(ctx, req.ID)
@@ -263,7 +277,12 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 		n := ListHistoryLength
 		history = &n
 	}
-	q := taskstore.Query{ContextID: req.ContextID, State: req.Status, PageSize: size, PageToken: req.PageToken}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	owner, _ := ownerOf(ctx)
+	q := taskstore.Query{Owner: owner, ContextID: req.ContextID, State: req.Status, PageSize: size, PageToken: req.PageToken}
 	if req.StatusTimestampAfter != nil {
 		q.UpdatedAfter = *req.StatusTimestampAfter
 	}
@@ -291,7 +310,8 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	return resp, nil
 }
 
-// getTask loads a task, mapping a missing one to a task-not-found error.
+// getTask loads a task, mapping a missing one, and one the caller of ctx
+// may not see, to a task-not-found error.
 func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, error) {
 	if id == "" {
 		return taskstore.Entry{}, a2a.Errorf(a2a.CodeInvalidParams, "id is required: name the task")
@@ -300,8 +320,10 @@ func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, erro
 		return taskstore.Entry{}, err
 	}
 	e, err := h.load(ctx, id)
-	if errors.Is(err, taskstore.ErrNotFound) {
-		return e, a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (it may never have existed or may have expired)", id)
+	if errors.Is(err, taskstore.ErrNotFound) || err == nil && !visible(ctx, e) {
+		// Another's task is not found either: the answer must not tell
+		// that it exists.
+		return taskstore.Entry{}, a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (it may never have existed or may have expired)", id)
 	}
 	if err != nil {
 		return e, fmt.Errorf("load task %s: %w", id, err)

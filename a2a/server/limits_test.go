@@ -152,11 +152,11 @@ type leakyStore struct {
 	updates atomic.Int32
 }
 
-func (s *leakyStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+func (s *leakyStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
 	if s.updates.Add(1) == 2 {
 		return 0, errors.New("kv: bucket A2AMESH_TASKS on nats://10.1.2.3: secret detail")
 	}
-	return s.Memory.Update(ctx, task, seq, prev)
+	return s.Memory.Update(ctx, e)
 }
 
 func TestStoreErrorsStayInTheLog(t *testing.T) {

@@ -55,7 +55,7 @@ func (h *Handler) catchUp(ctx context.Context, e taskstore.Entry) (taskstore.Ent
 			break
 		}
 	}
-	return taskstore.Entry{Task: cur, Seq: seq, Version: e.Version}, nil
+	return taskstore.Entry{Task: cur, Seq: seq, Version: e.Version, Owner: e.Owner}, nil
 }
 
 // restore stores the snapshot of the task's log, which holds event seq,
@@ -75,7 +75,7 @@ func (h *Handler) restore(ctx context.Context, id string, seq uint64) (taskstore
 		if e, err = h.catchUp(ctx, stored); err != nil {
 			return e, err
 		}
-		if e.Version, err = h.tasks.Update(ctx, e.Task, e.Seq, e.Version); !errors.Is(err, taskstore.ErrConflict) {
+		if e.Version, err = h.tasks.Update(ctx, e); !errors.Is(err, taskstore.ErrConflict) {
 			return e, err
 		}
 	}

@@ -30,7 +30,7 @@ func crashed(t *testing.T, stored int, logged ...a2a.TaskState) (*taskstore.Memo
 			snapshot = &a2a.Task{ID: "t", ContextID: "c", Status: ev.Status}
 		}
 	}
-	if _, err := tasks.Create(ctx, snapshot, uint64(stored)); err != nil {
+	if _, err := tasks.Create(ctx, taskstore.Entry{Task: snapshot, Seq: uint64(stored)}); err != nil {
 		t.Fatal(err)
 	}
 	return tasks, events
@@ -89,12 +89,12 @@ type racingStore struct {
 	other func()
 }
 
-func (s *racingStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+func (s *racingStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
 	if s.other != nil {
 		s.other()
 		s.other = nil
 	}
-	return s.Memory.Update(ctx, task, seq, prev)
+	return s.Memory.Update(ctx, e)
 }
 
 // A commit whose snapshot write loses to another replica's (which stored
@@ -106,7 +106,7 @@ func TestCommitAfterALostSnapshotRace(t *testing.T) {
 	tasks := &racingStore{Memory: mem}
 	tasks.other = func() {
 		working := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
-		if _, err := mem.Update(ctx, working, 2, 1); err != nil {
+		if _, err := mem.Update(ctx, taskstore.Entry{Task: working, Seq: 2, Version: 1}); err != nil {
 			t.Error(err)
 		}
 	}
@@ -156,8 +156,8 @@ type flakyStore struct {
 	lost int
 }
 
-func (s *flakyStore) Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
-	v, err := s.Memory.Update(ctx, task, seq, prev)
+func (s *flakyStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
+	v, err := s.Memory.Update(ctx, e)
 	if err == nil && s.lost > 0 {
 		s.lost--
 		return 0, taskstore.ErrUnavailable

@@ -26,6 +26,10 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return nil, err
 	}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	if req.URL == "" {
 		return nil, a2a.Errorf(a2a.CodeInvalidParams, "url is required: the webhook to notify")
 	}
@@ -87,6 +91,10 @@ func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Ge
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return nil, err
 	}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := h.getTask(ctx, req.TaskID); err != nil {
 		return nil, err
 	}
@@ -119,6 +127,10 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID); err != nil {
 		return nil, err
 	}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := h.getTask(ctx, req.TaskID); err != nil {
 		return nil, err
 	}
@@ -140,6 +152,10 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a
 		return err
 	}
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
+		return err
+	}
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
 		return err
 	}
 	if _, err := h.getTask(ctx, req.TaskID); err != nil {

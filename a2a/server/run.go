@@ -406,11 +406,14 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 			return 0, storeError{fmt.Errorf("log event %d of task %s: %w", seq, id, err)}
 		}
 		last := seq + uint64(len(evs)) - 1
-		stored := taskstore.Entry{Task: next, Seq: last}
+		stored := taskstore.Entry{Task: next, Seq: last, Owner: cur.Owner}
 		if cur.Task == nil {
-			err = retry(func() (err error) { stored.Version, err = h.tasks.Create(ctx, next, last); return err })
+			err = retry(func() (err error) { stored.Version, err = h.tasks.Create(ctx, stored); return err })
 		} else {
-			err = h.outlast(func() (err error) { stored.Version, err = h.tasks.Update(ctx, next, last, cur.Version); return err })
+			err = h.outlast(func() (err error) {
+				stored.Version, err = h.tasks.Update(ctx, taskstore.Entry{Task: next, Seq: last, Version: cur.Version, Owner: cur.Owner})
+				return err
+			})
 		}
 		if errors.Is(err, taskstore.ErrConflict) || errors.Is(err, taskstore.ErrExists) {
 			// Another replica stored the task since it was read, or a

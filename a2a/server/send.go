@@ -121,9 +121,13 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			return
 		}
 		defer stop()
-		e, err := h.getTask(ctx, req.ID)
+		err = h.checkID("tenant", req.Tenant)
 		if err == nil {
-			err = h.checkID("tenant", req.Tenant)
+			ctx, err = scope(ctx, req.Tenant)
+		}
+		var e taskstore.Entry
+		if err == nil {
+			e, err = h.getTask(ctx, req.ID)
 		}
 		if err != nil {
 			yield(eventlog.Entry{}, err)
@@ -190,6 +194,10 @@ func (h *Handler) launch(r *run, inline bool) error {
 
 // startRun validates a send and takes the task for a run; launch runs it.
 func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, streaming bool) (*run, error) {
+	ctx, err := scope(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	if err := h.checkSend(ctx, req); err != nil {
 		return nil, err
 	}
@@ -233,6 +241,7 @@ func (h *Handler) startRunAdmitted(ctx context.Context, req *a2a.SendMessageRequ
 		TaskID: msg.TaskID, ContextID: msg.ContextID, Message: msg, Metadata: req.Metadata,
 		Streaming: streaming, Call: call,
 	}
+	er.Owner, _ = ownerOf(ctx)
 	if req.Configuration != nil {
 		er.AcceptedOutputModes = req.Configuration.AcceptedOutputModes
 	}
@@ -250,6 +259,7 @@ func (h *Handler) startNew(ctx context.Context, er *ExecRequest, pushCfg *push.C
 	}
 	er.Message.TaskID, er.Message.ContextID = er.TaskID, er.ContextID
 	r := h.newRun(er)
+	r.cur.Owner, _ = ownerOf(ctx)
 	r.pushCfg = pushCfg
 	r.s = h.slotRef(er.TaskID)
 	if err := r.s.acquire(ctx, r); err != nil { // a new id: never waits

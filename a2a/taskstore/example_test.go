@@ -19,7 +19,7 @@ func ExampleMemory() {
 	var store taskstore.Memory
 
 	task := &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
-	v1, err := store.Create(ctx, task, 1)
+	v1, err := store.Create(ctx, taskstore.Entry{Task: task, Seq: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -27,10 +27,10 @@ func ExampleMemory() {
 	// Stored tasks are shared snapshots: change a copy.
 	working := *task
 	working.Status = a2a.TaskStatus{State: a2a.TaskStateWorking}
-	if _, err := store.Update(ctx, &working, 2, v1); err != nil {
+	if _, err := store.Update(ctx, taskstore.Entry{Task: &working, Seq: 2, Version: v1}); err != nil {
 		log.Fatal(err)
 	}
-	_, err = store.Update(ctx, &working, 2, v1)
+	_, err = store.Update(ctx, taskstore.Entry{Task: &working, Seq: 2, Version: v1})
 	fmt.Println(errors.Is(err, taskstore.ErrConflict))
 
 	e, err := store.Get(ctx, "t1")
@@ -54,7 +54,7 @@ func ExampleMemory_List() {
 			ContextID: ctxID,
 			Status:    a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: start.Add(time.Duration(i) * time.Minute)},
 		}
-		if _, err := store.Create(ctx, task, 1); err != nil {
+		if _, err := store.Create(ctx, taskstore.Entry{Task: task, Seq: 1}); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -10,14 +10,21 @@ import (
 )
 
 // Memory is a Store held in process memory. Its zero value is ready to use.
-// Tasks are indexed in List order overall, by context and by state, so that
-// List costs O(log n + page size) whatever the number of tasks; a query
-// by context and state reads the context's tasks (a context holds few).
+// Each owner's tasks are indexed in List order overall, by context and by
+// state, so that a query of one owner costs O(log n + page size) whatever
+// the number of tasks; a query by context and state reads the context's
+// tasks (a context holds few). A query of every owner (Query.Owner "")
+// among several owners reads all their matching tasks.
 type Memory struct {
 	mu      sync.RWMutex
 	tasks   map[string]Entry
 	version uint64
-	all     index
+	owners  map[string]*shard
+}
+
+// shard indexes one owner's tasks.
+type shard struct {
+	all index
 	// The tasks of each context, and of each state.
 	byContext map[string]contextTasks
 	byState   map[a2a.TaskState]*index
@@ -33,7 +40,8 @@ type contextTasks struct {
 var _ Store = (*Memory)(nil)
 
 // Create implements Store.
-func (m *Memory) Create(_ context.Context, task *a2a.Task, seq uint64) (uint64, error) {
+func (m *Memory) Create(_ context.Context, e Entry) (uint64, error) {
+	task := e.Task
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.tasks[task.ID]; ok {
@@ -41,12 +49,16 @@ func (m *Memory) Create(_ context.Context, task *a2a.Task, seq uint64) (uint64, 
 	}
 	if m.tasks == nil {
 		m.tasks = make(map[string]Entry)
-		m.byContext = make(map[string]contextTasks)
-		m.byState = make(map[a2a.TaskState]*index)
+		m.owners = make(map[string]*shard)
+	}
+	sh := m.owners[e.Owner]
+	if sh == nil {
+		sh = &shard{byContext: make(map[string]contextTasks), byState: make(map[a2a.TaskState]*index)}
+		m.owners[e.Owner] = sh
 	}
 	m.version++
-	m.tasks[task.ID] = Entry{Task: task, Seq: seq, Version: m.version}
-	m.index(task)
+	m.tasks[task.ID] = Entry{Task: task, Seq: e.Seq, Version: m.version, Owner: e.Owner}
+	sh.index(task)
 	return m.version, nil
 }
 
@@ -61,28 +73,33 @@ func (m *Memory) Get(_ context.Context, id string) (Entry, error) {
 	return e, nil
 }
 
-// Update implements Store.
-func (m *Memory) Update(_ context.Context, task *a2a.Task, seq, prev uint64) (uint64, error) {
+// Update implements Store. It refuses an entry naming another owner than
+// the task's.
+func (m *Memory) Update(_ context.Context, next Entry) (uint64, error) {
+	task := next.Task
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.tasks[task.ID]
 	switch {
 	case !ok:
 		return 0, fmt.Errorf("%w: %s", ErrNotFound, task.ID)
-	case e.Version != prev:
-		return 0, fmt.Errorf("%w: %s is at version %d, not %d", ErrConflict, task.ID, e.Version, prev)
+	case e.Version != next.Version:
+		return 0, fmt.Errorf("%w: %s is at version %d, not %d", ErrConflict, task.ID, e.Version, next.Version)
+	case e.Owner != next.Owner:
+		return 0, fmt.Errorf("taskstore: task %s belongs to %q, and an update cannot give it to %q", task.ID, e.Owner, next.Owner)
 	}
 	m.version++
-	m.tasks[task.ID] = Entry{Task: task, Seq: seq, Version: m.version}
+	m.tasks[task.ID] = Entry{Task: task, Seq: next.Seq, Version: m.version, Owner: e.Owner}
+	sh := m.owners[e.Owner]
 	old := e.Task
 	if old.ContextID == task.ContextID && old.Status.State == task.Status.State && CursorOf(old).Equal(CursorOf(task)) {
 		// The same place in every index (an artifact update leaves the
 		// status, which orders tasks, as it was): only the snapshot
 		// changes.
-		m.reindex(task)
+		sh.reindex(task)
 	} else {
-		m.unindex(old)
-		m.index(task)
+		sh.unindex(old)
+		sh.index(task)
 	}
 	return m.version, nil
 }
@@ -93,60 +110,64 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 	defer m.mu.Unlock()
 	if e, ok := m.tasks[id]; ok {
 		delete(m.tasks, id)
-		m.unindex(e.Task)
+		sh := m.owners[e.Owner]
+		sh.unindex(e.Task)
+		if sh.all.len() == 0 {
+			delete(m.owners, e.Owner)
+		}
 	}
 	return nil
 }
 
 // index adds t to every index it belongs in.
-func (m *Memory) index(t *a2a.Task) {
+func (sh *shard) index(t *a2a.Task) {
 	key := keyOf(CursorOf(t))
-	m.all.insert(key, t)
-	switch ct, ok := m.byContext[t.ContextID]; {
+	sh.all.insert(key, t)
+	switch ct, ok := sh.byContext[t.ContextID]; {
 	case !ok:
-		m.byContext[t.ContextID] = contextTasks{one: entry{key, t}}
+		sh.byContext[t.ContextID] = contextTasks{one: entry{key, t}}
 	case ct.ix == nil:
 		ix := new(index)
 		ix.insert(ct.one.key, ct.one.task)
 		ix.insert(key, t)
-		m.byContext[t.ContextID] = contextTasks{ix: ix}
+		sh.byContext[t.ContextID] = contextTasks{ix: ix}
 	default:
 		ct.ix.insert(key, t)
 	}
-	ix := m.byState[t.Status.State]
+	ix := sh.byState[t.Status.State]
 	if ix == nil {
 		ix = new(index)
-		m.byState[t.Status.State] = ix
+		sh.byState[t.Status.State] = ix
 	}
 	ix.insert(key, t)
 }
 
 // reindex replaces the snapshot of t in the indexes, where t's key, context
 // and state are unchanged.
-func (m *Memory) reindex(t *a2a.Task) {
+func (sh *shard) reindex(t *a2a.Task) {
 	key := keyOf(CursorOf(t))
-	m.all.set(key, t)
-	if ct := m.byContext[t.ContextID]; ct.ix != nil {
+	sh.all.set(key, t)
+	if ct := sh.byContext[t.ContextID]; ct.ix != nil {
 		ct.ix.set(key, t)
 	} else {
-		m.byContext[t.ContextID] = contextTasks{one: entry{key, t}}
+		sh.byContext[t.ContextID] = contextTasks{one: entry{key, t}}
 	}
-	m.byState[t.Status.State].set(key, t)
+	sh.byState[t.Status.State].set(key, t)
 }
 
 // unindex removes t from every index it is in.
-func (m *Memory) unindex(t *a2a.Task) {
+func (sh *shard) unindex(t *a2a.Task) {
 	key := keyOf(CursorOf(t))
-	m.all.remove(key)
-	if ct, ok := m.byContext[t.ContextID]; ok {
+	sh.all.remove(key)
+	if ct, ok := sh.byContext[t.ContextID]; ok {
 		if ct.ix != nil {
 			ct.ix.remove(key)
 		}
 		if ct.ix == nil && ct.one.key == key || ct.ix != nil && ct.ix.len() == 0 {
-			delete(m.byContext, t.ContextID)
+			delete(sh.byContext, t.ContextID)
 		}
 	}
-	if ix := m.byState[t.Status.State]; ix != nil {
+	if ix := sh.byState[t.Status.State]; ix != nil {
 		ix.remove(key) // there are few states: their indexes stay
 	}
 }
@@ -163,19 +184,38 @@ func (m *Memory) List(_ context.Context, q Query) (Page, error) {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	var sh *shard
+	switch {
+	case q.Owner != "":
+		sh = m.owners[q.Owner]
+	case len(m.owners) == 1:
+		for _, sh = range m.owners {
+		}
+	case len(m.owners) > 1:
+		var matched []*a2a.Task
+		for _, e := range m.tasks {
+			if q.Matches(e) {
+				matched = append(matched, e.Task)
+			}
+		}
+		return Paginate(matched, after, q.PageSize), nil
+	}
+	if sh == nil {
+		return Page{}, nil
+	}
 	var ix *index
 	filterState := false
 	switch {
 	case q.ContextID != "":
-		ct, ok := m.byContext[q.ContextID]
+		ct, ok := sh.byContext[q.ContextID]
 		if ix, filterState = ct.ix, q.State != ""; ok && ix == nil {
 			ix = new(index)
 			ix.insert(ct.one.key, ct.one.task)
 		}
 	case q.State != "":
-		ix = m.byState[q.State]
+		ix = sh.byState[q.State]
 	default:
-		ix = &m.all
+		ix = &sh.all
 	}
 	if ix == nil {
 		return Page{}, nil

@@ -37,6 +37,7 @@ func testListMatchesScan(t *testing.T, seed uint64) {
 	// empty and fill again as the task moves).
 	contexts := []string{"a", "b", "c", "own"}
 	states := []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateInputRequired}
+	owners := []string{"x", "y"}
 	random := func(id string) *a2a.Task {
 		ctx := contexts[rng.IntN(len(contexts))]
 		if ctx == "own" {
@@ -51,11 +52,12 @@ func testListMatchesScan(t *testing.T, seed uint64) {
 		switch op := rng.IntN(10); {
 		case !exists:
 			task := random(id)
-			v, err := m.Create(ctx, task, 1)
+			owner := owners[rng.IntN(len(owners))]
+			v, err := m.Create(ctx, taskstore.Entry{Task: task, Seq: 1, Owner: owner})
 			if err != nil {
 				t.Fatal(err)
 			}
-			live[id] = taskstore.Entry{Task: task, Version: v}
+			live[id] = taskstore.Entry{Task: task, Version: v, Owner: owner}
 		case op < 6:
 			task := random(id)
 			if op < 3 { // only the snapshot changes
@@ -63,11 +65,11 @@ func testListMatchesScan(t *testing.T, seed uint64) {
 				c.Metadata = map[string]any{"step": step}
 				task = &c
 			}
-			v, err := m.Update(ctx, task, 1, e.Version)
+			v, err := m.Update(ctx, taskstore.Entry{Task: task, Seq: 1, Version: e.Version, Owner: e.Owner})
 			if err != nil {
 				t.Fatal(err)
 			}
-			live[id] = taskstore.Entry{Task: task, Version: v}
+			live[id] = taskstore.Entry{Task: task, Version: v, Owner: e.Owner}
 		default:
 			if err := m.Delete(ctx, id); err != nil {
 				t.Fatal(err)
@@ -77,7 +79,7 @@ func testListMatchesScan(t *testing.T, seed uint64) {
 		if step%100 != 99 {
 			continue
 		}
-		for _, q := range []taskstore.Query{
+		queries := []taskstore.Query{
 			{PageSize: 7},
 			{PageSize: 7, ContextID: "a"},
 			{PageSize: 7, State: a2a.TaskStateWorking},
@@ -88,10 +90,16 @@ func testListMatchesScan(t *testing.T, seed uint64) {
 			{PageSize: 5, ContextID: "own003"},
 			{PageSize: 5, ContextID: "own004", State: a2a.TaskStateWorking},
 			{PageSize: 5, ContextID: "own005", State: a2a.TaskStateCompleted},
-		} {
+		}
+		for _, q := range queries {
+			// The same queries of one owner's tasks.
+			q.Owner = owners[step%len(owners)]
+			queries = append(queries, q)
+		}
+		for _, q := range queries {
 			var want []*a2a.Task
 			for _, e := range live {
-				if q.Matches(e.Task) {
+				if q.Matches(e) {
 					want = append(want, e.Task)
 				}
 			}
@@ -136,7 +144,7 @@ func BenchmarkMemoryList(b *testing.B) {
 			state = a2a.TaskStateWorking
 		}
 		task := &a2a.Task{ID: fmt.Sprintf("t%06d", i), ContextID: fmt.Sprint("c", i%1000), Status: a2a.TaskStatus{State: state, Timestamp: base.Add(time.Duration(i) * time.Millisecond)}}
-		if _, err := m.Create(ctx, task, 1); err != nil {
+		if _, err := m.Create(ctx, taskstore.Entry{Task: task, Seq: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -164,7 +172,7 @@ func BenchmarkMemoryLifecycle(b *testing.B) {
 		return &a2a.Task{ID: id, ContextID: "c" + id, Status: a2a.TaskStatus{State: s, Timestamp: at(i)}}
 	}
 	for i := range 20_000 {
-		if _, err := m.Create(ctx, task(fmt.Sprint("old", i), i, a2a.TaskStateCompleted), 1); err != nil {
+		if _, err := m.Create(ctx, taskstore.Entry{Task: task(fmt.Sprint("old", i), i, a2a.TaskStateCompleted), Seq: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -176,15 +184,15 @@ func BenchmarkMemoryLifecycle(b *testing.B) {
 	for b.Loop() {
 		id := ids[i%len(ids)]
 		i++
-		v, err := m.Create(ctx, task(id, i, a2a.TaskStateSubmitted), 1)
+		v, err := m.Create(ctx, taskstore.Entry{Task: task(id, i, a2a.TaskStateSubmitted), Seq: 1})
 		if err == nil {
-			v, err = m.Update(ctx, task(id, i+1, a2a.TaskStateWorking), 2, v)
+			v, err = m.Update(ctx, taskstore.Entry{Task: task(id, i+1, a2a.TaskStateWorking), Seq: 2, Version: v})
 		}
 		if err == nil {
-			v, err = m.Update(ctx, task(id, i+1, a2a.TaskStateWorking), 3, v) // an artifact
+			v, err = m.Update(ctx, taskstore.Entry{Task: task(id, i+1, a2a.TaskStateWorking), Seq: 3, Version: v}) // an artifact
 		}
 		if err == nil {
-			_, err = m.Update(ctx, task(id, i+2, a2a.TaskStateCompleted), 4, v)
+			_, err = m.Update(ctx, taskstore.Entry{Task: task(id, i+2, a2a.TaskStateCompleted), Seq: 4, Version: v})
 		}
 		if err != nil {
 			b.Fatal(err)

@@ -37,18 +37,27 @@ type Entry struct {
 	Seq uint64
 	// Version identifies this revision of the entry for Update.
 	Version uint64
+	// Owner is the key of the principal the task belongs to
+	// (auth.Principal.Owner): a server shows and changes the task only
+	// for requests with the same key. It is set when the task is created
+	// and never changes.
+	Owner string
 }
 
 // Store keeps task snapshots. Implementations are safe for concurrent use.
 type Store interface {
-	// Create stores a new task whose latest event is seq. It fails with
-	// ErrExists if the id is taken.
-	Create(ctx context.Context, task *a2a.Task, seq uint64) (version uint64, err error)
+	// Create stores e.Task as a new task whose latest event is e.Seq,
+	// owned by e.Owner (e.Version is ignored). It fails with ErrExists if
+	// the id is taken.
+	Create(ctx context.Context, e Entry) (version uint64, err error)
 	// Get returns the task, or ErrNotFound.
 	Get(ctx context.Context, id string) (Entry, error)
-	// Update replaces the task if the stored version is still prev, and
-	// fails with ErrConflict otherwise (or ErrNotFound if it is gone).
-	Update(ctx context.Context, task *a2a.Task, seq, prev uint64) (version uint64, err error)
+	// Update replaces the task with e.Task and e.Seq if the stored
+	// version is still e.Version, and fails with ErrConflict otherwise
+	// (or ErrNotFound if it is gone). e.Owner must be the owner the task
+	// was created with: the owner never changes, and a store may refuse
+	// an update that names another.
+	Update(ctx context.Context, e Entry) (version uint64, err error)
 	// Delete removes the task; deleting a missing task is not an error.
 	Delete(ctx context.Context, id string) error
 	// List returns one page of the tasks matching q, most recently
@@ -58,6 +67,10 @@ type Store interface {
 
 // Query selects and pages tasks. Zero fields do not filter.
 type Query struct {
+	// Owner keeps the tasks of one owner (Entry.Owner). A server answering
+	// a client always sets it; "" lists every owner's tasks, for the
+	// server's own housekeeping.
+	Owner     string
 	ContextID string
 	State     a2a.TaskState
 	// UpdatedAfter keeps tasks whose status timestamp is at or after it.
@@ -68,9 +81,11 @@ type Query struct {
 	PageToken string
 }
 
-// Matches reports whether the task passes the query's filters.
-func (q *Query) Matches(t *a2a.Task) bool {
-	return (q.ContextID == "" || t.ContextID == q.ContextID) &&
+// Matches reports whether the stored task passes the query's filters.
+func (q *Query) Matches(e Entry) bool {
+	t := e.Task
+	return (q.Owner == "" || e.Owner == q.Owner) &&
+		(q.ContextID == "" || t.ContextID == q.ContextID) &&
 		(q.State == "" || t.Status.State == q.State) &&
 		(q.UpdatedAfter.IsZero() || !t.Status.Timestamp.Before(q.UpdatedAfter))
 }

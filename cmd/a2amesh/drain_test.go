@@ -59,7 +59,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 			t.Fatalf("/readyz %d while draining, want 503", code)
 		}
 		_, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hello")})
-		if e := a2a.AsError(err); e.RetryAfter <= 0 {
+		if err == nil || a2a.AsError(err).RetryAfter <= 0 {
 			t.Fatalf("a message while draining: %v, want a retryable refusal", err)
 		}
 	}

@@ -139,7 +139,7 @@ func startHostile(t *testing.T) string {
 		Artifacts: []a2a.Artifact{{ArtifactID: "a", Name: hostile, Parts: []a2a.Part{a2a.TextPart(hostile)}}},
 	}
 	tasks := &taskstore.Memory{}
-	if _, err := tasks.Create(context.Background(), stored, 1); err != nil {
+	if _, err := tasks.Create(context.Background(), taskstore.Entry{Task: stored, Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
 	h := a2atest.NewHandler(t, server.Config{Card: card, Executor: hostileAgent{}, Tasks: tasks})

@@ -1,6 +1,7 @@
 package httpbind
 
 import (
+	"crypto/tls"
 	"io"
 	"net/http"
 	"strconv"
@@ -26,6 +27,10 @@ type Exchange interface {
 	// Header returns a request header's value; nil when absent.
 	Header(name string) []byte
 	Host() string
+	// TLS is the connection's TLS state; nil over plain TCP.
+	TLS() *tls.ConnectionState
+	// RemoteAddr is the client's address.
+	RemoteAddr() string
 	// ContentLength is the body's declared length; -1 when not declared.
 	ContentLength() int
 	// Body returns the request body, either in memory or as a stream (the
@@ -63,6 +68,15 @@ func (x hertzExchange) RawQuery() string          { return string(x.c.Request.UR
 func (x hertzExchange) Query(name string) []byte  { return x.c.QueryArgs().Peek(name) }
 func (x hertzExchange) Header(name string) []byte { return x.c.Request.Header.Peek(name) }
 func (x hertzExchange) Host() string              { return string(x.c.Request.Host()) }
+func (x hertzExchange) RemoteAddr() string        { return x.c.RemoteAddr().String() }
+
+func (x hertzExchange) TLS() *tls.ConnectionState {
+	if t, ok := x.c.GetConn().(network.ConnTLSer); ok {
+		st := t.ConnectionState()
+		return &st
+	}
+	return nil
+}
 
 func (x hertzExchange) ContentLength() int {
 	if n := x.c.Request.Header.ContentLength(); n >= 0 {
@@ -156,6 +170,9 @@ func (x *netExchange) Method() string   { return x.r.Method }
 func (x *netExchange) Path() string     { return x.r.URL.EscapedPath() }
 func (x *netExchange) RawQuery() string { return x.r.URL.RawQuery }
 func (x *netExchange) Host() string     { return x.r.Host }
+
+func (x *netExchange) TLS() *tls.ConnectionState { return x.r.TLS }
+func (x *netExchange) RemoteAddr() string        { return x.r.RemoteAddr }
 
 func (x *netExchange) Query(name string) []byte {
 	if x.query == nil {

@@ -1,11 +1,14 @@
 package httpbind
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
+	"github.com/a2amesh/a2amesh/a2a/server"
 )
 
 // The service parameters of A2A as HTTP headers (specification 3.2.6).
@@ -50,10 +53,38 @@ func SplitList(h []byte) []string {
 	return out
 }
 
-// SetRetryAfter gives a retryable error's guidance as Retry-After, in
-// whole seconds (at least 1), for HTTP clients and proxies that read it.
-func SetRetryAfter(x Exchange, e *a2a.Error) {
+// SetErrorHeaders sets the headers an error's answer carries: a retryable
+// error's guidance as Retry-After, in whole seconds (at least 1), for HTTP
+// clients and proxies that read it, and an authentication error's
+// challenge as WWW-Authenticate.
+func SetErrorHeaders(x Exchange, e *a2a.Error) {
 	if e.RetryAfter > 0 {
 		x.SetHeader("Retry-After", strconv.Itoa(int(max(time.Second, e.RetryAfter+time.Second-1)/time.Second)))
 	}
+	if e.Challenge != "" {
+		x.SetHeader("WWW-Authenticate", e.Challenge)
+	}
+}
+
+// Admit passes the request for method through the Handler's gate (see
+// server.Handler.Admit), and returns the context to serve it with.
+func Admit(ctx context.Context, h *server.Handler, method string, x Exchange) (context.Context, *a2a.Error) {
+	if !h.Gated() {
+		return ctx, nil
+	}
+	ctx, err := h.Admit(ctx, method, Credentials(x))
+	if err != nil {
+		return ctx, a2a.AsError(err)
+	}
+	return ctx, nil
+}
+
+// Credentials returns what the request presents to authenticate: its
+// headers and, over TLS, the client certificates the handshake verified.
+func Credentials(x Exchange) auth.Credentials {
+	c := auth.Credentials{Header: func(name string) string { return string(x.Header(name)) }, Remote: x.RemoteAddr()}
+	if st := x.TLS(); st != nil && len(st.VerifiedChains) > 0 {
+		c.PeerCertificates = st.PeerCertificates
+	}
+	return c
 }

@@ -27,6 +27,10 @@ func grpcCode(c a2a.ErrorCode) codes.Code {
 		return codes.InvalidArgument
 	case a2a.CodeMethodNotFound:
 		return codes.Unimplemented
+	case a2a.CodeUnauthenticated:
+		return codes.Unauthenticated
+	case a2a.CodePermissionDenied:
+		return codes.PermissionDenied
 	}
 	return codes.Internal // CodeInternal, CodeInvalidAgentResponse and any other
 }
@@ -35,7 +39,7 @@ func grpcCode(c a2a.ErrorCode) codes.Code {
 // the A2A code nearest to a gRPC status code. FAILED_PRECONDITION, which
 // stands for several A2A errors, becomes UnsupportedOperation (the call is
 // not possible in the task's or agent's state); codes A2A has no error for
-// (UNAUTHENTICATED, UNAVAILABLE, ...) become internal errors.
+// (UNAVAILABLE, ...) become internal errors.
 func errorCode(c codes.Code) a2a.ErrorCode {
 	switch c {
 	case codes.NotFound:
@@ -46,6 +50,10 @@ func errorCode(c codes.Code) a2a.ErrorCode {
 		return a2a.CodeInvalidParams
 	case codes.Unimplemented:
 		return a2a.CodeMethodNotFound
+	case codes.Unauthenticated:
+		return a2a.CodeUnauthenticated
+	case codes.PermissionDenied:
+		return a2a.CodePermissionDenied
 	}
 	return a2a.CodeInternal
 }

@@ -56,7 +56,8 @@ func TestErrorOf(t *testing.T) {
 		{"not found", codes.NotFound, nil, a2a.CodeTaskNotFound, false},
 		{"invalid argument", codes.InvalidArgument, nil, a2a.CodeInvalidParams, false},
 		{"unimplemented", codes.Unimplemented, nil, a2a.CodeMethodNotFound, false},
-		{"unauthenticated", codes.Unauthenticated, nil, a2a.CodeInternal, false},
+		{"unauthenticated", codes.Unauthenticated, nil, a2a.CodeUnauthenticated, false},
+		{"permission denied", codes.PermissionDenied, nil, a2a.CodePermissionDenied, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

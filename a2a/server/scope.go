@@ -1,0 +1,54 @@
+package server
+
+import (
+	"context"
+
+	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
+)
+
+// Admit passes a request for the A2A method (its 1.0 name: "SendMessage",
+// "GetTask", ...) through the Handler's Gate (Config.Gate): bindings call
+// it for every operation, with the request's credentials, and call the
+// operation with the context it returns, which carries the caller. Without
+// a Gate every caller is admitted as the anonymous one.
+func (h *Handler) Admit(ctx context.Context, method string, creds auth.Credentials) (context.Context, error) {
+	if h.gate == nil {
+		return ctx, nil
+	}
+	return h.gate.Admit(ctx, method, creds)
+}
+
+// Gated reports whether the Handler has a Gate: bindings need not gather
+// credentials for a Handler without one.
+func (h *Handler) Gated() bool { return h.gate != nil }
+
+type ownerKey struct{}
+
+// scope returns ctx carrying the owner key of the caller (auth.FromContext)
+// in the request's tenant, which every task operation then checks
+// (getTask) or stamps on a new task. A credential bound to a tenant may
+// name only that one.
+func scope(ctx context.Context, tenant string) (context.Context, error) {
+	p := auth.FromContext(ctx)
+	if p != nil && p.Tenant != "" && tenant != "" && tenant != p.Tenant {
+		return ctx, a2a.Errorf(a2a.CodePermissionDenied, "tenant %q: the credential is for another tenant", tenant)
+	}
+	return context.WithValue(ctx, ownerKey{}, p.Owner(tenant)), nil
+}
+
+// ownerOf returns the owner key scope put in ctx.
+func ownerOf(ctx context.Context) (string, bool) {
+	o, ok := ctx.Value(ownerKey{}).(string)
+	return o, ok
+}
+
+// visible reports whether the caller of ctx may see the stored task: it
+// is theirs. The tasks stored before tasks had owners (owner "") are the
+// anonymous caller's in the default tenant. A context without an owner is the process itself (a
+// housekeeping call), which sees every task.
+func visible(ctx context.Context, e taskstore.Entry) bool {
+	o, ok := ownerOf(ctx)
+	return !ok || e.Owner == o || e.Owner == "" && o == (*auth.Principal)(nil).Owner("")
+}
