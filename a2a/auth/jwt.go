@@ -244,7 +244,7 @@ func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, 
 	}
 	sig, err := jose.ParseSignedCompact(token, j.algs)
 	if err != nil {
-		if _, ok := errors.AsType[*jose.ErrUnexpectedSignatureAlgorithm](err); ok {
+		if e, ok := errors.AsType[*jose.ErrUnexpectedSignatureAlgorithm](err); ok && e.Got != "" {
 			return nil, refuse(reasonAlgorithm)
 		}
 		return nil, refuse(reasonMalformed)

@@ -213,6 +213,7 @@ func TestJWTAuthenticate(t *testing.T) {
 		{name: "scheme without separator", header: "Bearer" + valid, want: auth.ErrNoCredentials},
 
 		{name: "empty token", header: "Bearer ", want: auth.ErrInvalidCredentials, reason: "malformed token"},
+		{name: "empty parts", header: "Bearer ..", want: auth.ErrInvalidCredentials, reason: "malformed token"},
 		{name: "two parts", header: "Bearer abc.def", want: auth.ErrInvalidCredentials, reason: "malformed token"},
 		{name: "not base64", header: "Bearer a!b.c$d.e%f", want: auth.ErrInvalidCredentials, reason: "malformed token"},
 		{name: "header not JSON", header: "Bearer " + base64.RawURLEncoding.EncodeToString([]byte("{")) + ".e30.AA", want: auth.ErrInvalidCredentials, reason: "malformed token"},
