@@ -75,8 +75,6 @@ const (
 	defaultRealm              = "a2a"
 )
 
-var defaultAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA}
-
 // JWT authenticates requests by a bearer JWT (RFC 6750, RFC 7519) signed
 // by an issuer's asymmetric key. It is safe for concurrent use and starts
 // no goroutine: keys from a JWKS URL are fetched on the request path (see
@@ -126,7 +124,7 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 		scheme:        cfg.Scheme,
 		issuer:        cfg.Issuer,
 		audience:      jwt.Audience{cfg.Audience},
-		algs:          defaultAlgorithms,
+		algs:          []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.EdDSA},
 		skew:          or(cfg.Skew, defaultSkew),
 		tenantClaim:   or(cfg.TenantClaim, "tenant"),
 		scopeClaim:    or(cfg.ScopeClaim, "scope"),
