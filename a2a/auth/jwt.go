@@ -419,9 +419,9 @@ func (j *JWT) Challenge(err error) string {
 	return j.realm
 }
 
-// quoted makes s safe inside a quoted-string: backslash before " and \,
-// and only printable ASCII (RFC 6750 allows no more in
-// error_description).
+// quoted makes s safe inside a quoted-string (RFC 7235): backslash
+// before " and \, and printable ASCII only. error_description may hold
+// neither " nor \ at all (RFC 6750), which the reasons never contain.
 func quoted(s string) string {
 	var b strings.Builder
 	for _, r := range s {
