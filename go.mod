@@ -7,6 +7,7 @@ require github.com/google/uuid v1.6.0
 require (
 	github.com/cloudwego/kitex v0.16.1
 	github.com/cloudwego/prutal v0.1.3
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/sashabaranov/go-openai v1.43.0
