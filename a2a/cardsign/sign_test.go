@@ -449,7 +449,10 @@ func TestVerifyRefuses(t *testing.T) {
 		{"protected an array", []a2a.AgentCardSignature{{Protected: b64([]byte(`["ES256"]`)), Signature: good.Signature}}, ErrBadSignature, "not an object"},
 		{"signature truncated", []a2a.AgentCardSignature{{Protected: good.Protected, Signature: good.Signature[:40]}}, ErrBadSignature, ""},
 		{"signature empty", []a2a.AgentCardSignature{{Protected: good.Protected}}, ErrBadSignature, ""},
-		{"signature not base64url", []a2a.AgentCardSignature{{Protected: good.Protected, Signature: "!!" + good.Signature[2:]}}, ErrBadSignature, "malformed"},
+		{"signature not base64url", []a2a.AgentCardSignature{{Protected: good.Protected, Signature: "!!" + good.Signature[2:]}}, ErrBadSignature, "base64url"},
+		{"signature padded", []a2a.AgentCardSignature{{Protected: good.Protected, Signature: good.Signature + "=="}}, ErrBadSignature, "base64url"},
+		{"line break in the protected header", []a2a.AgentCardSignature{{Protected: good.Protected[:8] + "\n" + good.Protected[8:], Signature: good.Signature}}, ErrBadSignature, "base64url"},
+		{"signature respelled with other unused low bits", []a2a.AgentCardSignature{{Protected: good.Protected, Signature: flipLowBit(good.Signature)}}, ErrBadSignature, "base64url"},
 		{"a valid signature of another card", []a2a.AgentCardSignature{mustSign(t, &a2a.AgentCard{Name: "other"}, key)}, ErrBadSignature, "does not verify"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -497,6 +500,15 @@ func TestVerifyRefuses(t *testing.T) {
 			t.Errorf("Verify(nil): %v", err)
 		}
 	})
+}
+
+// flipLowBit changes the last character of an unpadded base64url string
+// whose last character carries unused bits, so that it decodes to the same
+// bytes with a lenient decoder.
+func flipLowBit(s string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, s[len(s)-1])
+	return s[:len(s)-1] + string(alphabet[i^1])
 }
 
 func mustSign(t *testing.T, card *a2a.AgentCard, key *ecdsa.PrivateKey) a2a.AgentCardSignature {

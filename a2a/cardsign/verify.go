@@ -234,6 +234,11 @@ func (e signatureErrors) Unwrap() []error { return e }
 // come from the protected header alone: an unprotected header is not
 // integrity-protected, so nothing in it is used.
 func (v *Verifier) verifyOne(ctx context.Context, payload []byte, sig a2a.AgentCardSignature) error {
+	// One spelling per value: base64url decoders ignore line breaks and
+	// stray low bits, which would let one signature pass in many forms.
+	if !isBase64URL(sig.Protected) || !isBase64URL(sig.Signature) {
+		return fmt.Errorf("%w: protected header or signature is not unpadded base64url", ErrBadSignature)
+	}
 	alg, kid, err := readProtected(sig.Protected)
 	if err != nil {
 		return err
@@ -268,12 +273,25 @@ func allowedAlgorithms() []jose.SignatureAlgorithm {
 	return []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA}
 }
 
+// isBase64URL reports whether s is the one unpadded base64url spelling of
+// some bytes.
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	_, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	return err == nil
+}
+
 // readProtected decodes a protected header and returns its algorithm, if
 // allowed, and its key id.
 func readProtected(protected string) (jose.SignatureAlgorithm, string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(protected)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: protected header is not base64url", ErrBadSignature)
+		return "", "", fmt.Errorf("%w: protected header is not unpadded base64url", ErrBadSignature)
 	}
 	doc, err := parseJSON(raw)
 	if err != nil {
