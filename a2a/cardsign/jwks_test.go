@@ -284,6 +284,30 @@ func TestJWKSFailures(t *testing.T) {
 		}
 	})
 
+	t.Run("a refetch for a new kid fails while the keys are fresh", func(t *testing.T) {
+		s := newJWKSServer(t, pub)
+		v, clk := jwksVerifier(t, s, VerifierConfig{})
+		card := signedBy(t, key, "a")
+		if err := v.Verify(ctx, card); err != nil {
+			t.Fatal(err)
+		}
+		s.answer(http.StatusBadGateway, nil)
+		clk.advance(DefaultMinRefetchInterval)
+		newCard := signedBy(t, key, "b")
+		for _, want := range []string{"fetching it again failed", "could not be fetched"} {
+			err := v.Verify(ctx, newCard)
+			if !errors.Is(err, ErrUnknownKey) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "HTTP 502") {
+				t.Errorf("Verify of a new kid: %v, want ErrUnknownKey saying %q and why", err, want)
+			}
+		}
+		if err := v.Verify(ctx, card); err != nil {
+			t.Errorf("a fetched key, still fresh: %v", err)
+		}
+		if n := s.fetches(); n != 2 {
+			t.Errorf("%d fetches, want 2", n)
+		}
+	})
+
 	t.Run("expired keys are not used when the refetch fails", func(t *testing.T) {
 		s := newJWKSServer(t, pub)
 		v, clk := jwksVerifier(t, s, VerifierConfig{})

@@ -423,10 +423,10 @@ func (v *Verifier) cached(kid string) []jose.JSONWebKey {
 func (v *Verifier) notDueError(kid string, fresh bool, now time.Time) error {
 	wait := (v.minInterval - now.Sub(v.attemptedAt)).Round(time.Second)
 	switch {
-	case fresh:
-		return fmt.Errorf("%w: kid %q is not in the JWKS at %s (fetched again no sooner than in %s)", ErrUnknownKey, kid, v.url, wait)
 	case v.fetchErr != nil:
 		return fmt.Errorf("%w: kid %q: the JWKS at %s could not be fetched (trying again no sooner than in %s): %w", ErrUnknownKey, kid, v.url, wait, v.fetchErr)
+	case fresh:
+		return fmt.Errorf("%w: kid %q is not in the JWKS at %s (fetched again no sooner than in %s)", ErrUnknownKey, kid, v.url, wait)
 	}
 	return fmt.Errorf("%w: kid %q: the keys fetched from %s expired (fetched again no sooner than in %s)", ErrUnknownKey, kid, v.url, wait)
 }
