@@ -52,12 +52,17 @@ func payloadOf(data []byte) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("a card is a JSON object, not %s: %w", kindOf(v), ErrNotIJSON)
 	}
+	return cardPayload(obj), nil
+}
+
+// cardPayload is the payload of a card's JSON object, which it changes.
+func cardPayload(obj map[string]any) []byte {
 	delete(obj, "signatures")
 	pruned := pruneEmpty(obj)
 	if pruned == nil {
-		return []byte("{}"), nil
+		return []byte("{}")
 	}
-	return appendCanonical(nil, pruned), nil
+	return appendCanonical(nil, pruned)
 }
 
 // pruneEmpty removes null, "", [] and {} from v, innermost first, and

@@ -188,12 +188,7 @@ func (v *Verifier) VerifyJSON(ctx context.Context, data []byte) error {
 	if len(sigs) == 0 {
 		return fmt.Errorf("cardsign: card %q: %w", name, ErrUnsigned)
 	}
-	delete(obj, "signatures")
-	payload := []byte("{}")
-	if pruned := pruneEmpty(obj); pruned != nil {
-		payload = appendCanonical(nil, pruned)
-	}
-	return v.verify(ctx, name, payload, sigs)
+	return v.verify(ctx, name, cardPayload(obj), sigs)
 }
 
 func (v *Verifier) verify(ctx context.Context, name string, payload []byte, sigs []a2a.AgentCardSignature) error {
