@@ -12,6 +12,7 @@ require (
 	github.com/a2amesh/a2amesh/bench v0.0.0
 	github.com/a2aproject/a2a-go v0.3.15
 	github.com/a2aproject/a2a-go/v2 v2.4.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
 	google.golang.org/grpc v1.85.0
 )

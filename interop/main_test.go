@@ -3,7 +3,8 @@
 // over gRPC with grpc-go) and v0.3.15's client (0.3 wire) against our
 // servers, our client against a2a-go v2.4.0's server on both wires, and
 // @a2a-js/sdk 1.3.0's client against our server over JSON-RPC, HTTP+JSON
-// and gRPC. a2a-go's own gRPC and
+// and gRPC, and its agent card signatures against a2a/cardsign's, both
+// ways. a2a-go's own gRPC and
 // REST servers stand ready as peers (startGoPeer). Every deviation from
 // the A2A specification observed in a peer is asserted as a documented
 // quirk, so that a peer fixing it (or our side changing) shows up as a
