@@ -84,11 +84,14 @@ type Sender struct {
 	// Client sends the requests. nil means a client whose transport dials
 	// through Guard.DialContext within DialTimeout, ignores proxy
 	// environment variables (a proxy would make the connection the guard
-	// checks), applies Timeout per attempt, follows no redirects (a
-	// redirect could lead into the server's network after the checks),
-	// and keeps at most MaxConnsPerHost connections per destination and
-	// MaxConns idle ones. A Client set here bypasses Guard unless its
-	// transport dials through it; the bounds on attempts still hold.
+	// checks), applies Timeout per attempt, and keeps at most
+	// MaxConnsPerHost connections per destination and MaxConns idle ones.
+	// A Client set here bypasses Guard unless its transport dials through
+	// it; the bounds on attempts still hold. No client follows redirects,
+	// this one's CheckRedirect notwithstanding: a redirect could lead into
+	// the server's network after the URL was checked, and would carry the
+	// notification's token and signature to a host the client did not
+	// register.
 	Client *http.Client
 	// Timeout bounds one attempt, from dialling to draining the response.
 	Timeout time.Duration
@@ -200,6 +203,10 @@ func (s *Sender) setup() {
 		s.conns = make(chan struct{}, maxConns)
 		s.dests = make(map[string]*dest)
 		if s.Client != nil {
+			// A shallow copy shares the caller's transport and jar.
+			c := *s.Client
+			c.CheckRedirect = noRedirects
+			s.client = &c
 			return
 		}
 		dialTimeout := orDefault(s.DialTimeout, defaultDialTimeout)
@@ -218,19 +225,17 @@ func (s *Sender) setup() {
 				TLSHandshakeTimeout:   dialTimeout,
 				ExpectContinueTimeout: time.Second,
 			},
-			Timeout: s.timeout(),
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
+			Timeout:       s.timeout(),
+			CheckRedirect: noRedirects,
 		}
 	})
 }
 
+// noRedirects makes a client return a redirect as the response.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 func (s *Sender) httpClient() *http.Client {
 	s.setup()
-	if s.Client != nil {
-		return s.Client
-	}
 	return s.client
 }
 
@@ -517,6 +522,7 @@ type result struct {
 	status     int
 	statusText string // "503 Service Unavailable"
 	snippet    string // start of the response body, for the error
+	location   string // where a 3xx response redirected to, redacted
 	err        error
 	permanent  bool
 	// unreachable: the destination failed (no connection, no response in
@@ -542,6 +548,9 @@ func (r *result) failure(taskID, where string, n int) error {
 		return fmt.Errorf("push: notification for task %s to %s failed after %d attempt(s)%s: %w", taskID, where, n, verdict, r.err)
 	}
 	last := "status " + r.statusText
+	if r.location != "" {
+		last += ", a redirect to " + strconv.Quote(r.location) + ", not followed (a webhook must answer itself)"
+	}
 	if r.snippet != "" {
 		last += ": " + strconv.Quote(r.snippet)
 	}
@@ -585,6 +594,13 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		return r
 	}
 	r.snippet = snippet
+	if r.status/100 == 3 {
+		if loc, err := resp.Location(); err == nil {
+			// The Location header is the webhook's to choose, and as long.
+			where := loc.Redacted()
+			r.location = strings.ToValidUTF8(where[:min(len(where), 256)], "")
+		}
+	}
 	switch {
 	case r.status == http.StatusRequestTimeout, r.status == http.StatusTooEarly,
 		r.status == http.StatusTooManyRequests, r.status/100 == 5:
