@@ -133,15 +133,22 @@ type Sender struct {
 	BreakerCooldown time.Duration
 	// Guard checks every connection the default client makes.
 	Guard netguard.Guard
+	// Signing, when set, signs every attempt (see Signing and Verifier),
+	// besides the config's credentials; nil sends notifications unsigned.
+	// A Signing that cannot sign (no key, an unsupported one) fails every
+	// notification at once.
+	Signing *Signing
 	// Logger receives failed attempts (Debug), failed deliveries (Warn),
 	// dropped notifications (Warn, at most once a BreakerCooldown per
 	// destination, with their number), and a breaker's opening (Warn) and
 	// closing (Info), once each. nil means slog.Default().
 	Logger *slog.Logger
 
-	once   sync.Once
-	client *http.Client
-	conns  chan struct{} // a token per attempt in flight
+	once      sync.Once
+	client    *http.Client
+	conns     chan struct{} // a token per attempt in flight
+	notary    *notary       // nil when unsigned
+	notaryErr error
 
 	mu         sync.Mutex
 	dests      map[string]*dest // destinations with notifications pending or a breaker's state
@@ -202,6 +209,9 @@ func (s *Sender) setup() {
 		maxConns, perHost := orDefault(s.MaxConns, defaultMaxConns), orDefault(s.MaxConnsPerHost, defaultMaxConnsPerHost)
 		s.conns = make(chan struct{}, maxConns)
 		s.dests = make(map[string]*dest)
+		if s.Signing != nil {
+			s.notary, s.notaryErr = newNotary(s.Signing)
+		}
 		if s.Client != nil {
 			// A shallow copy shares the caller's transport and jar.
 			c := *s.Client
@@ -272,6 +282,14 @@ func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a
 		return fmt.Errorf("push: cannot notify webhook %s of task %s: %q is not an http:// or https:// URL", c.ID, c.TaskID, c.URL)
 	}
 	where := u.Redacted()
+	s.setup()
+	if s.notaryErr != nil {
+		return fmt.Errorf("push: notification for task %s to %s not attempted: %w", c.TaskID, where, s.notaryErr)
+	}
+	var note notice // what each attempt signs, when they are signed
+	if s.notary != nil {
+		note = newNotice(c, body)
+	}
 	log := s.logger().With("task", c.TaskID, "config", c.ID, "url", where)
 	d, err := s.admit(destination(u))
 	if err != nil {
@@ -281,7 +299,7 @@ func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a
 	defer s.leave(d)
 	maxAttempts := s.maxAttempts()
 	for n := 1; ; n++ {
-		r := s.try(ctx, d, c, body, contentType)
+		r := s.try(ctx, d, c, note, body, contentType)
 		if r.err == nil && r.status/100 == 2 {
 			return nil
 		}
@@ -411,7 +429,7 @@ func (s *Sender) sweepLocked(now time.Time) {
 
 // try makes one attempt when the destination's breaker lets it, within
 // the bounds on attempts in flight, and records its outcome.
-func (s *Sender) try(ctx context.Context, d *dest, c Config, body []byte, contentType string) result {
+func (s *Sender) try(ctx context.Context, d *dest, c Config, note notice, body []byte, contentType string) result {
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -428,7 +446,7 @@ func (s *Sender) try(ctx context.Context, d *dest, c Config, body []byte, conten
 	if err != nil {
 		return result{err: err, permanent: true, retryAfter: -1}
 	}
-	r := s.attempt(ctx, c, body, contentType)
+	r := s.attempt(ctx, c, note, body, contentType)
 	s.record(ctx, d, probe, r)
 	return r
 }
@@ -557,7 +575,7 @@ func (r *result) failure(taskID, where string, n int) error {
 	return fmt.Errorf("push: notification for task %s to %s failed after %d attempt(s)%s: %s", taskID, where, n, verdict, last)
 }
 
-func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType string) result {
+func (s *Sender) attempt(ctx context.Context, c Config, note notice, body []byte, contentType string) result {
 	timeout := s.timeout()
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -578,6 +596,13 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		// uses X-A2A-Notification-Token, a2a-go A2A-Notification-Token.
 		req.Header.Set("X-A2A-Notification-Token", c.Token)
 		req.Header.Set("A2A-Notification-Token", c.Token)
+	}
+	if s.notary != nil {
+		sig, err := s.notary.sign(note, time.Now())
+		if err != nil {
+			return result{err: err, permanent: true, retryAfter: -1}
+		}
+		req.Header.Set(SignatureHeader, sig)
 	}
 	resp, err := s.httpClient().Do(req)
 	if err != nil {
