@@ -257,3 +257,62 @@ func TestVerifyLeeway(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerifyRequest: Verify never panics, and accepts only what the agent
+// signed: a notification it accepts has the claims and the body of one the
+// seeds signed.
+func FuzzVerifyRequest(f *testing.F) {
+	agent := newEd25519(f, "k1")
+	rsaAgent := newRSA(f, "r1", 2048)
+	keys := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{agent.jwk(), rsaAgent.jwk()}}
+	v := &Verifier{Keys: keys, Audience: []string{hookURL}}
+	now := time.Now()
+	// genuine maps each genuine notification's jti to its body and claims.
+	type notification struct {
+		body   string
+		claims notaryClaims
+	}
+	genuine := map[string]notification{}
+	addGenuine := func(id string, body []byte, key agentKey) string {
+		c := goodClaims(now)
+		c.ID, c.BodySHA256 = id, bodyDigest(body)
+		genuine[id] = notification{string(body), c}
+		return forge(f, key.alg, key.signer, key.kid, c, nil)
+	}
+	ed := addGenuine("n-1", hookBody, agent)
+	f.Add(ed, hookBody)
+	f.Add(addGenuine("n-2", []byte(`{"task":{"id":"t1"}}`), rsaAgent), []byte(`{"task":{"id":"t1"}}`))
+	f.Add(addGenuine("n-3", nil, agent), []byte{})
+	f.Add(ed, []byte(`{"statusUpdate":{}}`))
+	f.Add(unsigned(goodClaims(now)), hookBody)
+	pubDER, err := x509.MarshalPKIXPublicKey(rsaAgent.signer.Public())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(forge(f, jose.HS256, pubDER, "r1", goodClaims(now), nil), hookBody)
+	f.Add(forge(f, jose.EdDSA, newEd25519(f, "").signer, "k1", goodClaims(now), nil), hookBody)
+	f.Add("", hookBody)
+	f.Add("..", []byte("{}"))
+	f.Fuzz(func(t *testing.T, signature string, body []byte) {
+		c, err := v.Verify(signature, body)
+		if err != nil {
+			for _, e := range verifyErrors {
+				if errors.Is(err, e) {
+					return
+				}
+			}
+			t.Fatalf("Verify = %v, which matches none of the documented errors", err)
+		}
+		g, ok := genuine[c.ID]
+		if !ok {
+			t.Fatalf("Verify accepted a notification the agent never signed: %+v", c)
+		}
+		if string(body) != g.body {
+			t.Fatalf("Verify accepted notification %s with body %q, signed with %q", c.ID, body, g.body)
+		}
+		if c.Issuer != g.claims.Issuer || c.TaskID != g.claims.TaskID || !c.IssuedAt.Equal(g.claims.IssuedAt.Time()) ||
+			!c.Expiry.Equal(g.claims.Expiry.Time()) || len(c.Audience) != 1 || c.Audience[0] != hookURL {
+			t.Fatalf("Verify accepted claims %+v, the agent signed %+v", c, g.claims)
+		}
+	})
+}
