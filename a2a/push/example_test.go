@@ -1,13 +1,18 @@
 package push_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
@@ -88,4 +93,72 @@ func ExampleMemory() {
 	// Output:
 	// b https://hooks.example.com/b
 	// true
+}
+
+// An agent signs its notifications with its private key and publishes the
+// public key in a JWKS; a webhook pins that key set and verifies each
+// notification before acting on it: signed by the agent, for this webhook,
+// recently, with this very body.
+func ExampleVerifier() {
+	// The agent's side.
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		log.Fatal(err)
+	}
+	published := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "2025-01", Algorithm: "EdDSA", Use: "sig"}}}
+	sender := &push.Sender{
+		Guard: netguard.Guard{Allow: []string{"127.0.0.1"}},
+		Signing: &push.Signing{
+			Key: priv, KeyID: "2025-01",
+			Issuer:  "https://agent.example.com",
+			JWKSURL: "https://agent.example.com/.well-known/jwks.json",
+		},
+	}
+
+	// The webhook's side: its URL as registered, and the agent's keys.
+	type delivery struct {
+		signature string
+		body      []byte
+	}
+	delivered := make(chan delivery, 1)
+	mux := http.NewServeMux()
+	hook := httptest.NewServer(mux)
+	defer hook.Close()
+	verifier := &push.Verifier{
+		Keys:     published,
+		Audience: []string{hook.URL + "/hook"},
+		Issuers:  []string{"https://agent.example.com"},
+	}
+	mux.HandleFunc("POST /hook", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, "cannot read body", http.StatusBadRequest)
+			return
+		}
+		claims, err := verifier.VerifyRequest(r, body)
+		if err != nil {
+			http.Error(w, "unauthenticated notification", http.StatusUnauthorized)
+			return
+		}
+		fmt.Println("verified: task", claims.TaskID, "from", claims.Issuer)
+		delivered <- delivery{r.Header.Get(push.SignatureHeader), body}
+	})
+
+	cfg := push.Config{TaskPushNotificationConfig: a2a.TaskPushNotificationConfig{
+		ID: "hook-1", TaskID: "t1", URL: hook.URL + "/hook",
+	}}
+	ev := a2a.NewStatusUpdate("t1", "c1", a2a.TaskStateCompleted, nil)
+	if err := sender.Notify(context.Background(), cfg, ev, nil); err != nil {
+		log.Fatal(err)
+	}
+
+	// Someone who captured the request replays its signature with another
+	// body.
+	d := <-delivered
+	forged := bytes.Replace(d.body, []byte("COMPLETED"), []byte("FAILED"), 1)
+	_, err = verifier.Verify(d.signature, forged)
+	fmt.Println("forged body refused:", errors.Is(err, push.ErrBodyMismatch))
+	// Output:
+	// verified: task t1 from https://agent.example.com
+	// forged body refused: true
 }

@@ -14,7 +14,11 @@
 //   - protection of the server's own network: a webhook URL is chosen by a
 //     client, so Sender dials through a netguard.Guard, which refuses
 //     loopback, private, link-local and similar addresses (server-side
-//     request forgery) unless an operator allowlists them.
+//     request forgery) unless an operator allowlists them, and follows no
+//     redirect.
+//   - proof of origin: besides the config's credentials, a Sender with
+//     Signing signs each notification with the agent's key, and a webhook
+//     checks it with a Verifier holding the agent's published keys.
 //
 // Which events are pushed, and when, is the server's decision: it calls
 // Sender.Notify for each event a task's webhooks should see.

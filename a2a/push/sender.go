@@ -84,11 +84,14 @@ type Sender struct {
 	// Client sends the requests. nil means a client whose transport dials
 	// through Guard.DialContext within DialTimeout, ignores proxy
 	// environment variables (a proxy would make the connection the guard
-	// checks), applies Timeout per attempt, follows no redirects (a
-	// redirect could lead into the server's network after the checks),
-	// and keeps at most MaxConnsPerHost connections per destination and
-	// MaxConns idle ones. A Client set here bypasses Guard unless its
-	// transport dials through it; the bounds on attempts still hold.
+	// checks), applies Timeout per attempt, and keeps at most
+	// MaxConnsPerHost connections per destination and MaxConns idle ones.
+	// A Client set here bypasses Guard unless its transport dials through
+	// it; the bounds on attempts still hold. No client follows redirects,
+	// this one's CheckRedirect notwithstanding: a redirect could lead into
+	// the server's network after the URL was checked, and would carry the
+	// notification's token and signature to a host the client did not
+	// register.
 	Client *http.Client
 	// Timeout bounds one attempt, from dialling to draining the response.
 	Timeout time.Duration
@@ -130,15 +133,22 @@ type Sender struct {
 	BreakerCooldown time.Duration
 	// Guard checks every connection the default client makes.
 	Guard netguard.Guard
+	// Signing, when set, signs every attempt (see Signing and Verifier),
+	// besides the config's credentials; nil sends notifications unsigned.
+	// A Signing that cannot sign (no key, an unsupported one) fails every
+	// notification at once.
+	Signing *Signing
 	// Logger receives failed attempts (Debug), failed deliveries (Warn),
 	// dropped notifications (Warn, at most once a BreakerCooldown per
 	// destination, with their number), and a breaker's opening (Warn) and
 	// closing (Info), once each. nil means slog.Default().
 	Logger *slog.Logger
 
-	once   sync.Once
-	client *http.Client
-	conns  chan struct{} // a token per attempt in flight
+	once      sync.Once
+	client    *http.Client
+	conns     chan struct{} // a token per attempt in flight
+	notary    *notary       // nil when unsigned
+	notaryErr error
 
 	mu         sync.Mutex
 	dests      map[string]*dest // destinations with notifications pending or a breaker's state
@@ -199,7 +209,14 @@ func (s *Sender) setup() {
 		maxConns, perHost := orDefault(s.MaxConns, defaultMaxConns), orDefault(s.MaxConnsPerHost, defaultMaxConnsPerHost)
 		s.conns = make(chan struct{}, maxConns)
 		s.dests = make(map[string]*dest)
+		if s.Signing != nil {
+			s.notary, s.notaryErr = newNotary(s.Signing)
+		}
 		if s.Client != nil {
+			// A shallow copy shares the caller's transport and jar.
+			c := *s.Client
+			c.CheckRedirect = noRedirects
+			s.client = &c
 			return
 		}
 		dialTimeout := orDefault(s.DialTimeout, defaultDialTimeout)
@@ -218,19 +235,17 @@ func (s *Sender) setup() {
 				TLSHandshakeTimeout:   dialTimeout,
 				ExpectContinueTimeout: time.Second,
 			},
-			Timeout: s.timeout(),
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
+			Timeout:       s.timeout(),
+			CheckRedirect: noRedirects,
 		}
 	})
 }
 
+// noRedirects makes a client return a redirect as the response.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 func (s *Sender) httpClient() *http.Client {
 	s.setup()
-	if s.Client != nil {
-		return s.Client
-	}
 	return s.client
 }
 
@@ -267,6 +282,14 @@ func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a
 		return fmt.Errorf("push: cannot notify webhook %s of task %s: %q is not an http:// or https:// URL", c.ID, c.TaskID, c.URL)
 	}
 	where := u.Redacted()
+	s.setup()
+	if s.notaryErr != nil {
+		return fmt.Errorf("push: notification for task %s to %s not attempted: %w", c.TaskID, where, s.notaryErr)
+	}
+	var note notice // what each attempt signs, when they are signed
+	if s.notary != nil {
+		note = newNotice(c, body)
+	}
 	log := s.logger().With("task", c.TaskID, "config", c.ID, "url", where)
 	d, err := s.admit(destination(u))
 	if err != nil {
@@ -276,7 +299,7 @@ func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a
 	defer s.leave(d)
 	maxAttempts := s.maxAttempts()
 	for n := 1; ; n++ {
-		r := s.try(ctx, d, c, body, contentType)
+		r := s.try(ctx, d, c, note, body, contentType)
 		if r.err == nil && r.status/100 == 2 {
 			return nil
 		}
@@ -406,7 +429,7 @@ func (s *Sender) sweepLocked(now time.Time) {
 
 // try makes one attempt when the destination's breaker lets it, within
 // the bounds on attempts in flight, and records its outcome.
-func (s *Sender) try(ctx context.Context, d *dest, c Config, body []byte, contentType string) result {
+func (s *Sender) try(ctx context.Context, d *dest, c Config, note notice, body []byte, contentType string) result {
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -423,7 +446,7 @@ func (s *Sender) try(ctx context.Context, d *dest, c Config, body []byte, conten
 	if err != nil {
 		return result{err: err, permanent: true, retryAfter: -1}
 	}
-	r := s.attempt(ctx, c, body, contentType)
+	r := s.attempt(ctx, c, note, body, contentType)
 	s.record(ctx, d, probe, r)
 	return r
 }
@@ -517,6 +540,7 @@ type result struct {
 	status     int
 	statusText string // "503 Service Unavailable"
 	snippet    string // start of the response body, for the error
+	location   string // where a 3xx response redirected to, redacted
 	err        error
 	permanent  bool
 	// unreachable: the destination failed (no connection, no response in
@@ -542,13 +566,16 @@ func (r *result) failure(taskID, where string, n int) error {
 		return fmt.Errorf("push: notification for task %s to %s failed after %d attempt(s)%s: %w", taskID, where, n, verdict, r.err)
 	}
 	last := "status " + r.statusText
+	if r.location != "" {
+		last += ", a redirect to " + strconv.Quote(r.location) + ", not followed (a webhook must answer itself)"
+	}
 	if r.snippet != "" {
 		last += ": " + strconv.Quote(r.snippet)
 	}
 	return fmt.Errorf("push: notification for task %s to %s failed after %d attempt(s)%s: %s", taskID, where, n, verdict, last)
 }
 
-func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType string) result {
+func (s *Sender) attempt(ctx context.Context, c Config, note notice, body []byte, contentType string) result {
 	timeout := s.timeout()
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -570,6 +597,13 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		req.Header.Set("X-A2A-Notification-Token", c.Token)
 		req.Header.Set("A2A-Notification-Token", c.Token)
 	}
+	if s.notary != nil {
+		sig, err := s.notary.sign(note, time.Now())
+		if err != nil {
+			return result{err: err, permanent: true, retryAfter: -1}
+		}
+		req.Header.Set(SignatureHeader, sig)
+	}
 	resp, err := s.httpClient().Do(req)
 	if err != nil {
 		var ne net.Error
@@ -585,6 +619,13 @@ func (s *Sender) attempt(ctx context.Context, c Config, body []byte, contentType
 		return r
 	}
 	r.snippet = snippet
+	if r.status/100 == 3 {
+		if loc, err := resp.Location(); err == nil {
+			// The Location header is the webhook's to choose, and as long.
+			where := loc.Redacted()
+			r.location = strings.ToValidUTF8(where[:min(len(where), 256)], "")
+		}
+	}
 	switch {
 	case r.status == http.StatusRequestTimeout, r.status == http.StatusTooEarly,
 		r.status == http.StatusTooManyRequests, r.status/100 == 5:

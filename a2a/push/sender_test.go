@@ -385,8 +385,8 @@ func TestNotifyGuardRefusal(t *testing.T) {
 
 func TestNotifyCustomClient(t *testing.T) {
 	h := newHook(t, statuses(http.StatusOK))
-	// A caller's client is used as is; this one does not dial through the
-	// guard, so the zero Guard does not stop it.
+	// A caller's client is used as is but for redirects; this one does
+	// not dial through the guard, so the zero Guard does not stop it.
 	s := &Sender{Client: h.srv.Client()}
 	if err := s.Notify(context.Background(), hookConfig(h.url()), statusEvent(a2a.TaskStateWorking), nil); err != nil {
 		t.Fatal(err)
