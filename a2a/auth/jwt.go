@@ -12,6 +12,8 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	josejson "github.com/go-jose/go-jose/v4/json"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/a2amesh/a2amesh/a2a"
 )
 
 // JWTConfig configures a JWT authenticator. Issuer, Audience and one of
@@ -436,4 +438,18 @@ func quoted(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Kind names the credential, for refusals.
+func (j *JWT) Kind() string { return "a bearer token from " + j.issuer }
+
+// SecurityScheme implements Describer: HTTP bearer authentication with
+// JWTs.
+func (j *JWT) SecurityScheme() (string, a2a.SecurityScheme) {
+	name := j.scheme
+	if name == "" {
+		name = "bearer"
+	}
+	return name, a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
+		Description: "a JWT issued by " + j.issuer + " for the audience " + strings.Join(j.audience, " ")}}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
@@ -40,6 +41,7 @@ type ServeFlags struct {
 	// the preferred first (names as cards give them); empty: the client's
 	// default.
 	hopBindings *string
+	authConfig  *string
 }
 
 // flagOf names the flag of a serve.Config field, and says what to add to
@@ -128,6 +130,8 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		openAIModel:   f.StringEnv("openai-model", "OPENAI_MODEL", "", "model name"),
 		openAIKey:     f.StringEnv("openai-api-key", "OPENAI_API_KEY", "", "API key"),
 		Wait:          f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
+		authConfig: f.StringEnv("auth-config", "A2AMESH_AUTH_CONFIG", "",
+			"file (JSON or YAML) saying who may call: API keys (secrets from files or env vars), JWT issuers, mTLS, the per-method policy and rate limits (see docs/security.md); empty: every caller is anonymous"),
 		hopBindings: f.StringEnv("hop-bindings", "A2AMESH_HOP_BINDINGS", "",
 			"protocol bindings to call other agents over, the preferred first, among those their cards list (comma-separated: JSONRPC, HTTP+JSON, GRPC; empty: JSONRPC,HTTP+JSON)"),
 	}
@@ -181,6 +185,15 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 			return c, fmt.Errorf("%s: %s", flag, needs)
 		}
 		return c, err
+	}
+	if *s.authConfig != "" {
+		ac, err := auth.LoadConfig(*s.authConfig)
+		if err != nil {
+			return c, fmt.Errorf("--auth-config: %w", err)
+		}
+		if c.Gate, err = ac.Gate(nil, log); err != nil {
+			return c, fmt.Errorf("--auth-config %s: %w", *s.authConfig, err)
+		}
 	}
 	return c, nil
 }
