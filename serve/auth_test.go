@@ -2,6 +2,10 @@ package serve_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -11,6 +15,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/auth"
+	"github.com/a2amesh/a2amesh/a2a/cardsign"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/serve"
@@ -211,5 +216,67 @@ func TestAuthOnTheWire(t *testing.T) {
 		if strings.Contains(body, aliceKey) {
 			t.Errorf("%s: the answer repeats the key", tt.name)
 		}
+	}
+}
+
+// TestSignedCard: a server with a signing key serves a card whose
+// signature verifies against the key it publishes at JWKSPath, as a
+// client that fetched the card checks it; the same card changed in any
+// way does not verify.
+func TestSignedCard(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := start(t, serve.Config{SigningKey: key})
+	get := func(path string, header ...string) []byte {
+		t.Helper()
+		req, err := http.NewRequest("GET", strings.TrimSuffix(s.URL(), "/")+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: HTTP %d %s", path, resp.StatusCode, b)
+		}
+		return b
+	}
+	// The signature is over the 1.0 card, which a 1.0 client fetches.
+	raw := get("/.well-known/agent-card.json", "A2A-Version", "1.0")
+	if !strings.Contains(string(get(serve.JWKSPath)), `"kty":"EC"`) {
+		t.Fatal("the JWKS holds no EC key")
+	}
+	v, err := cardsign.NewVerifier(cardsign.VerifierConfig{JWKSURL: strings.TrimSuffix(s.URL(), "/") + serve.JWKSPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := v.VerifyJSON(ctx, raw); err != nil {
+		t.Fatalf("the served card does not verify: %v", err)
+	}
+	// The card served to clients without A2A-Version (0.3's, with 0.3's
+	// members beside 1.0's) carries the same signature: it verifies as
+	// the 1.0 card it decodes to.
+	var union a2a.AgentCard
+	if err := json.Unmarshal(get("/.well-known/agent-card.json"), &union); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(ctx, &union); err != nil {
+		t.Fatalf("the union card, decoded, does not verify: %v", err)
+	}
+	tampered := strings.Replace(string(raw), `"name":"TestAgent"`, `"name":"EvilAgent"`, 1)
+	if tampered == string(raw) {
+		t.Fatal("the card has no name to tamper with")
+	}
+	if err := v.VerifyJSON(ctx, []byte(tampered)); !errors.Is(err, cardsign.ErrBadSignature) {
+		t.Fatalf("a tampered card: %v, want a bad signature", err)
 	}
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"crypto"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,6 +94,13 @@ type Config struct {
 	// Limits bound what the server holds and runs; zero fields take the
 	// server package's defaults.
 	Limits server.Limits
+	// SigningKey, when set, signs the agent card (A2A §8.4: a JWS over
+	// its canonical form) and every push notification (push.Signing),
+	// and the server publishes its public key at JWKSPath for those who
+	// verify them. SigningKeyID is its kid; empty: its JWK thumbprint
+	// (RFC 7638).
+	SigningKey   crypto.Signer
+	SigningKeyID string
 	// Gate authenticates and authorizes every request on every binding
 	// and declares its schemes on the card; nil serves every caller as
 	// the anonymous one (an open agent). Tasks belong to their creator

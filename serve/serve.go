@@ -21,18 +21,24 @@ package serve
 import (
 	"cmp"
 	"context"
+	"crypto"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/cloudwego/hertz/pkg/app"
 	hzserver "github.com/cloudwego/hertz/pkg/app/server"
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/auth"
+	"github.com/a2amesh/a2amesh/a2a/cardsign"
 	"github.com/a2amesh/a2amesh/a2a/grpcserver"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
@@ -54,6 +60,7 @@ type Server struct {
 	st      *state
 	handler *server.Handler
 	gate    *auth.Gate // nil: an open server
+	jwks    []byte     // the published keys; nil without a signing key
 	rpc     *jsonrpcserver.Server
 	// rest serves HTTP+JSON, and JSON-RPC and the card beside it.
 	rest *restserver.Server
@@ -175,6 +182,11 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	card.SupportedInterfaces = s.interfaces(cfg.GRPCPublicAddr)
 	if s.gate = cfg.Gate; s.gate != nil {
 		s.gate.Describe(card)
+	}
+	if cfg.SigningKey != nil {
+		if card, err = s.sign(card, cfg.SigningKey, cfg.SigningKeyID, sender); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
 	}
 	s.card = card
 	hc := server.Config{Card: card, Executor: exec, Tasks: s.st.tasks, Events: s.st.events, PushConfigs: s.st.push,
@@ -366,6 +378,14 @@ func (s *Server) serveHTTP(ctx context.Context) error {
 	h := hzserver.New(append(s.rest.HertzOptions(), hzserver.WithListener(s.ln), hzserver.WithExitWaitTime(s.grace))...)
 	h.Use(s.closeWhileDraining)
 	s.registerHealth(h)
+	if s.jwks != nil {
+		jwks := func(_ context.Context, c *app.RequestContext) {
+			c.Response.Header.Set("Cache-Control", "public, max-age=300")
+			c.Data(200, "application/jwk-set+json", s.jwks)
+		}
+		h.GET(JWKSPath, jwks)
+		h.HEAD(JWKSPath, jwks)
+	}
 	s.rest.Register(h)
 	ran := make(chan error, 1)
 	go func() { ran <- h.Run() }()
@@ -429,4 +449,31 @@ func (c *Config) pushSender(log *slog.Logger) (*push.Sender, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// JWKSPath is where a server with a signing key publishes its public key,
+// as a JWK set: the jku of its card's signature and of its push
+// notifications' signatures.
+const JWKSPath = "/.well-known/jwks.json"
+
+// sign signs card with key, publishes the key's public half, and has
+// sender sign notifications with it.
+func (s *Server) sign(card *a2a.AgentCard, key crypto.Signer, kid string, sender *push.Sender) (*a2a.AgentCard, error) {
+	if kid == "" {
+		tp, err := (&jose.JSONWebKey{Key: key.Public()}).Thumbprint(crypto.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+		kid = base64.RawURLEncoding.EncodeToString(tp)
+	}
+	jwksURL := strings.TrimSuffix(s.url, "/") + JWKSPath
+	signed, err := cardsign.SignCard(card, key, kid, cardsign.SignOptions{JWKSURL: jwksURL})
+	if err != nil {
+		return nil, fmt.Errorf("sign the agent card: %w", err)
+	}
+	if s.jwks, err = cardsign.PublicJWKS(cardsign.PublicKey{ID: kid, Key: key.Public()}); err != nil {
+		return nil, fmt.Errorf("publish the signing key: %w", err)
+	}
+	sender.Signing = &push.Signing{Key: key, KeyID: kid, Issuer: s.url, JWKSURL: jwksURL}
+	return signed, nil
 }

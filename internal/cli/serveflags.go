@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a/auth"
+	"github.com/a2amesh/a2amesh/a2a/cardsign"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
@@ -42,6 +43,7 @@ type ServeFlags struct {
 	// default.
 	hopBindings *string
 	authConfig  *string
+	signingKey  *string
 }
 
 // flagOf names the flag of a serve.Config field, and says what to add to
@@ -132,6 +134,8 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		Wait:          f.Duration("wait", 60*time.Second, "how long to wait for the agents this one calls to come up"),
 		authConfig: f.StringEnv("auth-config", "A2AMESH_AUTH_CONFIG", "",
 			"file (JSON or YAML) saying who may call: API keys (secrets from files or env vars), JWT issuers, mTLS, the per-method policy and rate limits (see docs/security.md); empty: every caller is anonymous"),
+		signingKey: f.StringEnv("signing-key", "A2AMESH_SIGNING_KEY", "",
+			"PEM file of a private key (EC P-256, RSA 2048+ or Ed25519) that signs the agent card and push notifications; its public key is published at /.well-known/jwks.json (empty: unsigned)"),
 		hopBindings: f.StringEnv("hop-bindings", "A2AMESH_HOP_BINDINGS", "",
 			"protocol bindings to call other agents over, the preferred first, among those their cards list (comma-separated: JSONRPC, HTTP+JSON, GRPC; empty: JSONRPC,HTTP+JSON)"),
 	}
@@ -185,6 +189,13 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 			return c, fmt.Errorf("%s: %s", flag, needs)
 		}
 		return c, err
+	}
+	if *s.signingKey != "" {
+		k, err := cardsign.LoadSigningKey(*s.signingKey)
+		if err != nil {
+			return c, fmt.Errorf("--signing-key: %w", err)
+		}
+		c.SigningKey = k
 	}
 	if *s.authConfig != "" {
 		ac, err := auth.LoadConfig(*s.authConfig)
