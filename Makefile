@@ -71,6 +71,10 @@ FUZZ_TARGETS := \
 	./bridge:FuzzSplitOwner \
 	./adk/tool/calc:FuzzEval \
 	./gateway:FuzzParseTopology \
+	./a2a/auth:FuzzJWT:30000x \
+	./a2a/cardsign:FuzzCanonicalize \
+	./a2a/cardsign:FuzzVerify:30000x \
+	./a2a/push:FuzzVerifyRequest:30000x \
 	./adk/model/offline:FuzzReply:20000x
 
 fuzz-seed:

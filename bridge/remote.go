@@ -58,6 +58,27 @@ type RemoteConfig struct {
 	// an agent that is not up yet; 0 means one try. A card whose interface
 	// is refused (client.ErrOriginRefused) is not retried.
 	Wait time.Duration
+	// VerifyCard, when set, checks the agent's card once fetched (its
+	// signature, say: cardsign.Verifier.Verify); NewRemoteAgent refuses
+	// an agent whose card it fails, naming the agent. A refusal is not
+	// retried.
+	VerifyCard func(ctx context.Context, card *a2a.AgentCard) error
+	// Limit, when set, bounds how often runs call the agent (a new task
+	// or a resumed one): beyond it a run fails at once with a retryable
+	// error naming the agent, rather than press on another team's agent.
+	Limit *Rate
+}
+
+// ErrCardRefused is the error of NewRemoteAgent when RemoteConfig.
+// VerifyCard refuses the agent's card; test with errors.Is.
+var ErrCardRefused = errors.New("its card is refused")
+
+// Rate is a sustained number of calls per second with a burst.
+type Rate struct {
+	PerSecond float64
+	// Burst is how many calls may come at once; 0 means one second's
+	// worth (at least 1).
+	Burst int
 }
 
 // RemoteAgent is an A2A agent used as an adk.Agent. A run sends the
@@ -76,6 +97,7 @@ type RemoteAgent struct {
 	url           string
 	types         []adk.StateType
 	cancelTimeout time.Duration
+	limit         *limiter // nil: no limit
 
 	mu             sync.Mutex
 	subAgents      []adk.Agent
@@ -114,8 +136,21 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 		return nil, fmt.Errorf("bridge: remote agent at %s: %w", cfg.URL, err)
 	}
 	card := c.Card()
+	if cfg.VerifyCard != nil {
+		if err := cfg.VerifyCard(ctx, card); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("bridge: remote agent %q at %s: %w: %w", card.Name, cfg.URL, ErrCardRefused, err)
+		}
+	}
 	r := &RemoteAgent{client: c, name: card.Name, desc: card.Description, skills: skillsOfCard(card), url: cfg.URL,
 		types: cfg.StateTypes, cancelTimeout: cfg.CancelTimeout}
+	if cfg.Limit != nil {
+		if cfg.Limit.PerSecond <= 0 {
+			c.Close()
+			return nil, fmt.Errorf("bridge: remote agent %q at %s: a rate limit needs a positive PerSecond", card.Name, cfg.URL)
+		}
+		r.limit = newLimiter(*cfg.Limit)
+	}
 	if cfg.Name != "" {
 		r.name = cfg.Name
 	}
@@ -204,6 +239,9 @@ func (r *RemoteAgent) Run(ctx context.Context, input *adk.AgentInput, _ ...adk.A
 			input = &adk.AgentInput{}
 		}
 		meta, err := r.runMeta(ctx)
+		if err == nil {
+			err = r.admit()
+		}
 		if err != nil {
 			gen.Send(r.failure(err))
 			return
@@ -226,6 +264,9 @@ func (r *RemoteAgent) Resume(ctx context.Context, info *adk.ResumeInfo, _ ...adk
 			return
 		}
 		meta, err := r.runMeta(ctx)
+		if err == nil {
+			err = r.admit()
+		}
 		if err != nil {
 			gen.Send(r.failure(err))
 			return

@@ -128,14 +128,15 @@ func (d *discovery) find(ctx context.Context, nodes []*Node, wait time.Duration,
 }
 
 // findOne tries the agent until it answers, or the deadline passes, or a
-// try fails in a way no retry fixes (a card naming an origin it may not).
+// try fails in a way no retry fixes (a card naming an origin it may not,
+// a card whose signature does not verify).
 func (d *discovery) findOne(ctx context.Context, key string, rc bridge.RemoteConfig, deadline time.Time) (*bridge.RemoteAgent, error) {
 	rc.Wait = 0 // the retries are here, to note each failure
 	pause := 100 * time.Millisecond
 	for {
 		a, err := bridge.NewRemoteAgent(ctx, rc)
 		d.note(key, err)
-		if err == nil || errors.Is(err, client.ErrOriginRefused) || ctx.Err() != nil || !time.Now().Add(pause).Before(deadline) {
+		if err == nil || errors.Is(err, client.ErrOriginRefused) || errors.Is(err, bridge.ErrCardRefused) || ctx.Err() != nil || !time.Now().Add(pause).Before(deadline) {
 			return a, err
 		}
 		t := time.NewTimer(pause)

@@ -18,6 +18,8 @@ func FuzzParseTopology(f *testing.F) {
 		"version: 1\nagents: {a: x}\nentry: {planExecute: {name: P, executor: {agent: a}}}",
 		"version: 1\nentry: {agent: a, subAgents: [{agent: a, subAgents: [{}]}]}",
 		"{\"version\":1,\"entry\":{\"parallel\":{\"name\":\"p\",\"steps\":[null]}}}",
+		"version: 1\nimports: {r: {url: 'https://a.team.example/', jwksUrl: 'https://a.team.example/j', rateLimit: {perSecond: 1}}}\nfederation: {allowHosts: ['*.team.example']}\nentry: {agent: r}",
+		"version: 1\nimports: {r: null}\nentry: {agent: r}",
 		"version: [", "&a [*a, *a]", "",
 	} {
 		f.Add([]byte(s))

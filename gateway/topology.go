@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -42,6 +44,10 @@ type Topology struct {
 	// gateway's Config.Remote.Bindings, by default JSON-RPC, then
 	// HTTP+JSON. A node's Binding overrides it for that agent.
 	Bindings []string `json:"bindings,omitempty"`
+	// Imports are other teams' agents by key, usable in nodes like
+	// Agents' (see Import), on the hosts Federation allows.
+	Imports    map[string]*Import `json:"imports,omitempty"`
+	Federation Federation         `json:"federation,omitzero"`
 	// Entry is the composition.
 	Entry *Node `json:"entry"`
 }
@@ -130,6 +136,11 @@ func (t *Topology) Check() error {
 	if _, err := ParseBindings(t.Bindings...); err != nil {
 		return fmt.Errorf("bindings: %w", err)
 	}
+	for _, key := range slices.Sorted(maps.Keys(t.Imports)) {
+		if err := t.checkImport(key, t.Imports[key]); err != nil {
+			return err
+		}
+	}
 	return t.check(t.Entry, "entry")
 }
 
@@ -164,8 +175,8 @@ func (t *Topology) check(n *Node, where string) error {
 	}
 	switch {
 	case n.Agent != "":
-		if _, ok := t.Agents[n.Agent]; !ok {
-			return fmt.Errorf("%s: agent %q is not among the agents (%s)", where, n.Agent, strings.Join(keys(t.Agents), ", "))
+		if _, ok := t.Agents[n.Agent]; !ok && t.Imports[n.Agent] == nil {
+			return fmt.Errorf("%s: agent %q is not among the agents (%s) or imports", where, n.Agent, strings.Join(keys(t.Agents), ", "))
 		}
 		return checkAll(n.SubAgents, "subAgents")
 	case n.Sequential != nil || n.Parallel != nil || n.Loop != nil:
@@ -254,10 +265,21 @@ type builder struct {
 	agents map[*Node]*bridge.RemoteAgent
 }
 
+// log is where the builder says what it does: the server's logger.
+func (b *builder) log() *slog.Logger {
+	if b.cfg.Serve.Logger != nil {
+		return b.cfg.Serve.Logger
+	}
+	return slog.Default()
+}
+
 // remote configures the RemoteAgent of agent node n.
 func (b *builder) remote(n *Node) bridge.RemoteConfig {
 	rc := b.cfg.Remote
 	rc.URL, rc.Name = b.t.Agents[n.Agent], n.Alias
+	if imp := b.t.Imports[n.Agent]; imp != nil {
+		rc = configureImport(rc, n.Agent, imp, b.log())
+	}
 	names := b.t.Bindings
 	if n.Binding != "" {
 		names = []string{n.Binding}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/a2amesh/a2amesh/internal/ratelimit"
 )
 
 // RateLimits bound how often callers may call: each principal (each API
@@ -26,24 +28,12 @@ type Rate struct {
 	Burst int `json:"burst,omitempty"`
 }
 
-func (r Rate) burst() float64 {
-	if r.Burst > 0 {
-		return float64(r.Burst)
-	}
-	return max(1, r.PerSecond)
-}
-
 // limiter holds the buckets.
 type limiter struct {
 	principal, tenant Rate
 	max               int
 	mu                sync.Mutex
-	buckets           map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
+	buckets           map[string]*ratelimit.Bucket
 }
 
 func newLimiter(l RateLimits) (*limiter, error) {
@@ -59,60 +49,41 @@ func newLimiter(l RateLimits) (*limiter, error) {
 	if m <= 0 {
 		m = 100_000
 	}
-	return &limiter{principal: l.PerPrincipal, tenant: l.PerTenant, max: m, buckets: make(map[string]*bucket)}, nil
+	return &limiter{principal: l.PerPrincipal, tenant: l.PerTenant, max: m, buckets: make(map[string]*ratelimit.Bucket)}, nil
 }
 
-// take spends a request of p's buckets at now. When one is empty it spends
-// nothing and returns how long until it holds a request again, and which
-// limit that is.
+// take spends a request of p's buckets at now. When one is empty it
+// returns how long until it holds a request again, and which limit that
+// is (a bucket checked before it has spent its request: a refused request
+// still counts against the caller).
 func (l *limiter) take(p *Principal, now time.Time) (time.Duration, string) {
 	if l == nil {
 		return 0, ""
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	type use struct {
-		key, which string
-		rate       Rate
-	}
-	var uses [2]use
-	n := 0
 	if l.principal.PerSecond > 0 {
-		uses[n] = use{"p:" + p.ID(), "caller", l.principal}
-		n++
+		if w := l.bucket("p:"+p.ID()).Take(now, l.principal.PerSecond, l.principal.Burst); w > 0 {
+			return w, "caller"
+		}
 	}
 	if l.tenant.PerSecond > 0 && p != nil && p.Tenant != "" {
-		uses[n] = use{"t:" + p.Tenant, "tenant", l.tenant}
-		n++
-	}
-	var bs [2]*bucket
-	for i, u := range uses[:n] {
-		b := l.bucket(u.key, u.rate, now)
-		if b.tokens < 1 {
-			return time.Duration((1 - b.tokens) / u.rate.PerSecond * float64(time.Second)), u.which
+		if w := l.bucket("t:"+p.Tenant).Take(now, l.tenant.PerSecond, l.tenant.Burst); w > 0 {
+			return w, "tenant"
 		}
-		bs[i] = b
-	}
-	for _, b := range bs[:n] {
-		b.tokens--
 	}
 	return 0, ""
 }
 
-// bucket returns key's bucket refilled to now.
-func (l *limiter) bucket(key string, r Rate, now time.Time) *bucket {
+// bucket returns key's bucket, making room for it when full.
+func (l *limiter) bucket(key string) *ratelimit.Bucket {
 	b := l.buckets[key]
 	if b == nil {
 		if len(l.buckets) >= l.max {
 			l.evict()
 		}
-		b = &bucket{tokens: r.burst(), at: now}
+		b = new(ratelimit.Bucket)
 		l.buckets[key] = b
-		return b
-	}
-	if d := now.Sub(b.at); d > 0 {
-		b.tokens = min(r.burst(), b.tokens+d.Seconds()*r.PerSecond)
-		b.at = now
 	}
 	return b
 }
@@ -125,8 +96,8 @@ func (l *limiter) evict() {
 	var at time.Time
 	n := 0
 	for k, b := range l.buckets {
-		if oldest == "" || b.at.Before(at) {
-			oldest, at = k, b.at
+		if oldest == "" || b.Idle().Before(at) {
+			oldest, at = k, b.Idle()
 		}
 		if n++; n == 16 {
 			break
