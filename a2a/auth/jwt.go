@@ -254,7 +254,12 @@ func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, 
 	if err != nil {
 		return nil, err
 	}
-	return j.principal(payload)
+	p, err := j.principal(payload)
+	if err != nil {
+		return nil, err
+	}
+	p.Token = token
+	return p, nil
 }
 
 func (j *JWT) bearer(creds Credentials) (string, error) {
