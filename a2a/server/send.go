@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
@@ -242,6 +243,7 @@ func (h *Handler) startRunAdmitted(ctx context.Context, req *a2a.SendMessageRequ
 		Streaming: streaming, Call: call,
 	}
 	er.Owner, _ = ownerOf(ctx)
+	er.Caller = auth.FromContext(ctx)
 	if req.Configuration != nil {
 		er.AcceptedOutputModes = req.Configuration.AcceptedOutputModes
 	}
