@@ -62,8 +62,8 @@ func TestBuildCredentialsSecrets(t *testing.T) {
 	for _, tc := range []struct {
 		name, cred, err string
 	}{
-		{"missing file", "{kind: bearer, secretFile: '" + dir + "/none'}", "gateway: credentials.a: secretFile: credentials: secret file: stat " + dir + "/none"},
-		{"unset variable", "{kind: clientCredentials, tokenURL: 'https://idp/token', clientID: gw, secretEnv: A2AMESH_TEST_UNSET}", "gateway: credentials.a: secretEnv: credentials: secret environment variable A2AMESH_TEST_UNSET is unset or empty"},
+		{"missing file", "{kind: bearer, secretFile: '" + dir + "/none'}", "gateway: credentials.a: secretFile: secret file: stat " + dir + "/none"},
+		{"unset variable", "{kind: clientCredentials, tokenURL: 'https://idp/token', clientID: gw, secretEnv: A2AMESH_TEST_UNSET}", "gateway: credentials.a: secretEnv: secret environment variable A2AMESH_TEST_UNSET is unset or empty"},
 		{"empty variable", "{kind: apiKey, secretEnv: A2AMESH_TEST_EMPTY}", "credentials.a: secretEnv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // Credentials authenticate a client's calls to an agent: an API key, a
@@ -42,7 +43,11 @@ type credentialsError struct {
 }
 
 func (e *credentialsError) Error() string {
-	return fmt.Sprintf("a2a client: %s to %s: no credentials: %v", e.op, e.agent, e.err)
+	msg := e.err.Error()
+	if !strings.HasPrefix(msg, "credentials: ") {
+		msg = "credentials: " + msg
+	}
+	return fmt.Sprintf("a2a client: %s to %s: %s", e.op, e.agent, msg)
 }
 
 func (e *credentialsError) Unwrap() []error { return []error{ErrCredentials, e.err} }

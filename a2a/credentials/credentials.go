@@ -48,14 +48,20 @@ var (
 // made outside any request.
 var ErrNoCallerToken = errors.New("credentials: no caller's bearer token to act on behalf of")
 
+// noCallerToken is an ErrNoCallerToken saying why.
+type noCallerToken struct{ why string }
+
+func (e *noCallerToken) Error() string        { return "no caller's bearer token to act on behalf of: " + e.why }
+func (e *noCallerToken) Is(target error) bool { return target == ErrNoCallerToken }
+
 // callerToken returns the bearer token of the caller ctx carries.
 func callerToken(ctx context.Context) (string, error) {
 	p := auth.FromContext(ctx)
 	switch {
 	case p == nil:
-		return "", fmt.Errorf("%w: the call is made for no authenticated caller", ErrNoCallerToken)
+		return "", &noCallerToken{"the call is made for no authenticated caller"}
 	case p.Token == "":
-		return "", fmt.Errorf("%w: the caller %s did not authenticate with a bearer token", ErrNoCallerToken, p)
+		return "", &noCallerToken{fmt.Sprintf("the caller %s did not authenticate with a bearer token", p)}
 	}
 	return p.Token, nil
 }

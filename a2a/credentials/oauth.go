@@ -184,7 +184,7 @@ func (x *Exchange) Header(ctx context.Context) (http.Header, error) {
 			return "", time.Time{}, err
 		}
 		if g.issuedType != "" && g.issuedType != TokenTypeAccessToken && g.issuedType != TokenTypeJWT {
-			return "", time.Time{}, fmt.Errorf("credentials: token endpoint %s: issued_token_type %q: want an access token or a JWT", x.ep.url, printable(g.issuedType, 80))
+			return "", time.Time{}, fmt.Errorf("token endpoint %s: issued_token_type %q: want an access token or a JWT", x.ep.url, printable(g.issuedType, 80))
 		}
 		renew := renewAt(asked, g.lifetime)
 		if exp, ok := expiry(auth.FromContext(ctx)); ok && exp.Before(renew) {

@@ -40,7 +40,7 @@ type fileSecret struct {
 func (f *fileSecret) Value() (string, error) {
 	info, err := os.Stat(f.path)
 	if err != nil {
-		return "", fmt.Errorf("credentials: secret file: %w", err)
+		return "", fmt.Errorf("secret file: %w", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -49,11 +49,11 @@ func (f *fileSecret) Value() (string, error) {
 	}
 	b, err := os.ReadFile(f.path)
 	if err != nil {
-		return "", fmt.Errorf("credentials: secret file: %w", err)
+		return "", fmt.Errorf("secret file: %w", err)
 	}
 	v := string(bytes.TrimSpace(b))
 	if v == "" {
-		return "", fmt.Errorf("credentials: secret file %s is empty", f.path)
+		return "", fmt.Errorf("secret file %s is empty", f.path)
 	}
 	f.info, f.value = info, v
 	return v, nil
@@ -68,7 +68,7 @@ type envSecret string
 func (e envSecret) Value() (string, error) {
 	v := strings.TrimSpace(os.Getenv(string(e)))
 	if v == "" {
-		return "", fmt.Errorf("credentials: secret environment variable %s is unset or empty", string(e))
+		return "", fmt.Errorf("secret environment variable %s is unset or empty", string(e))
 	}
 	return v, nil
 }
@@ -101,7 +101,7 @@ func (s *Static) Header(context.Context) (http.Header, error) {
 	}
 	v, err := s.secret.Value()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("credentials: %w", err)
 	}
 	if strings.ContainsAny(v, "\r\n\x00") {
 		return nil, errors.New("credentials: the secret holds a line break or a NUL, which no header may carry")

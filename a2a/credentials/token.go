@@ -76,13 +76,13 @@ type grant struct {
 func (e *endpoint) request(ctx context.Context, form url.Values) (grant, error) {
 	secret, err := e.secret.Value()
 	if err != nil {
-		return grant{}, fmt.Errorf("credentials: token endpoint %s: client secret: %w", e.url, err)
+		return grant{}, fmt.Errorf("client secret: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(form.Encode()))
 	if err != nil {
-		return grant{}, fmt.Errorf("credentials: token endpoint %s: %w", e.url, err)
+		return grant{}, fmt.Errorf("token endpoint %s: %w", e.url, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -91,15 +91,15 @@ func (e *endpoint) request(ctx context.Context, form url.Values) (grant, error) 
 	req.SetBasicAuth(url.QueryEscape(e.clientID), url.QueryEscape(secret))
 	resp, err := e.hc.Do(req)
 	if err != nil {
-		return grant{}, fmt.Errorf("credentials: token endpoint %s: %w", e.url, unwrapURLError(err))
+		return grant{}, fmt.Errorf("token endpoint %s: %w", e.url, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
 	if err != nil {
-		return grant{}, fmt.Errorf("credentials: token endpoint %s: read the response: %w", e.url, err)
+		return grant{}, fmt.Errorf("token endpoint %s: read the response: %w", e.url, err)
 	}
 	if len(body) > maxTokenResponse {
-		return grant{}, fmt.Errorf("credentials: token endpoint %s: the response is larger than %d bytes", e.url, maxTokenResponse)
+		return grant{}, fmt.Errorf("token endpoint %s: the response is larger than %d bytes", e.url, maxTokenResponse)
 	}
 	g, err := parseTokenResponse(resp.StatusCode, body)
 	if err != nil {
@@ -108,7 +108,7 @@ func (e *endpoint) request(ctx context.Context, form url.Values) (grant, error) 
 		if t := form.Get("subject_token"); t != "" {
 			msg = strings.ReplaceAll(msg, t, "[subject token]")
 		}
-		return grant{}, fmt.Errorf("credentials: token endpoint %s: %s", e.url, msg)
+		return grant{}, fmt.Errorf("token endpoint %s: %s", e.url, msg)
 	}
 	return g, nil
 }
