@@ -51,7 +51,9 @@ var ErrNoCallerToken = errors.New("credentials: no caller's bearer token to act 
 // noCallerToken is an ErrNoCallerToken saying why.
 type noCallerToken struct{ why string }
 
-func (e *noCallerToken) Error() string        { return "no caller's bearer token to act on behalf of: " + e.why }
+func (e *noCallerToken) Error() string {
+	return "no caller's bearer token to act on behalf of: " + e.why
+}
 func (e *noCallerToken) Is(target error) bool { return target == ErrNoCallerToken }
 
 // callerToken returns the bearer token of the caller ctx carries.
