@@ -95,7 +95,7 @@ func serveHopWorker(t *testing.T, idp *idptest.IdP) *hopWorker {
 		t.Fatal(err)
 	}
 	w.s = startServer(t, func(ctx context.Context) (*serve.Server, error) {
-		return serve.New(ctx, agent, serve.Config{Listener: listen(t), Gate: gate, Logger: slog.New(slog.DiscardHandler)})
+		return serve.New(ctx, agent, serve.Config{Listener: listen(t), GRPCAddr: "127.0.0.1:0", Gate: gate, Logger: slog.New(slog.DiscardHandler)})
 	})
 	return w
 }
@@ -132,11 +132,16 @@ func (w *hopWorker) tasksOf(t *testing.T, idp *idptest.IdP, subject string) []*a
 }
 
 // startHopGateway serves a gateway whose one agent is the worker, called
-// with the credential cred (YAML), behind a gate that admits the IdP's
-// tokens for the gateway's audience and one API key.
-func startHopGateway(t *testing.T, idp *idptest.IdP, w *hopWorker, cred string) *serve.Server {
+// with the credential cred (YAML) over the binding named (JSON-RPC when
+// none), behind a gate that admits the IdP's tokens for the gateway's
+// audience and one API key.
+func startHopGateway(t *testing.T, idp *idptest.IdP, w *hopWorker, cred string, binding ...string) *serve.Server {
 	t.Helper()
-	top, err := ParseTopology([]byte(fmt.Sprintf("version: 1\nagents: {worker: %q}\nentry: {agent: worker}\ncredentials: {worker: %s}\n", w.s.URL(), cred)))
+	doc := fmt.Sprintf("version: 1\nagents: {worker: %q}\nentry: {agent: worker}\ncredentials: {worker: %s}\n", w.s.URL(), cred)
+	if len(binding) > 0 {
+		doc += "bindings: [" + strings.Join(binding, ", ") + "]\n"
+	}
+	top, err := ParseTopology([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +222,7 @@ func TestHopIdentity(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, cred string
+		binding    string   // the hop's binding, "" for JSON-RPC
 		userAud    []string // the audiences of the user's token
 		said       string   // what the worker says it serves
 		owner      string   // whose the worker's task is
@@ -228,9 +234,17 @@ func TestHopIdentity(t *testing.T) {
 			said: "serving alice (aud [gateway worker])", owner: "alice"},
 		{name: "exchange", cred: "{kind: exchange, " + oauth + ", audience: worker}", userAud: []string{gatewayAud},
 			said: "serving alice (aud [worker])", owner: "alice", grant: idptest.GrantTokenExchange},
+		{name: "exchange over gRPC", cred: "{kind: exchange, " + oauth + ", audience: worker}", binding: "GRPC", userAud: []string{gatewayAud},
+			said: "serving alice (aud [worker])", owner: "alice", grant: idptest.GrantTokenExchange},
+		{name: "client credentials over HTTP+JSON", cred: "{kind: clientCredentials, " + oauth + ", audience: worker}", binding: "HTTP+JSON", userAud: []string{gatewayAud},
+			said: "serving gateway (aud [worker])", owner: gatewayClient, grant: idptest.GrantClientCredentials},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gw := startHopGateway(t, idp, w, tc.cred)
+			var binding []string
+			if tc.binding != "" {
+				binding = []string{tc.binding}
+			}
+			gw := startHopGateway(t, idp, w, tc.cred, binding...)
 			before := len(idp.Requests())
 			owned := len(w.tasksOf(t, idp, tc.owner))
 			user := idp.Mint(t, map[string]any{"sub": "alice", "aud": tc.userAud})
@@ -267,12 +281,13 @@ func TestHopCancel(t *testing.T) {
 	w := serveHopWorker(t, idp)
 	oauth := fmt.Sprintf("tokenURL: %q, clientID: %s, secretFile: %q", idp.TokenURL(), gatewayClient, secretFile(t, gatewaySecret))
 	alice := (&auth.Principal{Issuer: idp.Issuer(), Subject: "alice"}).ID()
-	for _, tc := range []struct{ name, cred string }{
-		{"forward", "{kind: forward}"},
-		{"exchange", "{kind: exchange, " + oauth + ", audience: worker}"},
+	for _, tc := range []struct{ name, cred, binding string }{
+		{"forward", "{kind: forward}", "JSONRPC"},
+		{"exchange", "{kind: exchange, " + oauth + ", audience: worker}", "JSONRPC"},
+		{"forward over gRPC", "{kind: forward}", "GRPC"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gw := startHopGateway(t, idp, w, tc.cred)
+			gw := startHopGateway(t, idp, w, tc.cred, tc.binding)
 			c := dialAs(t, gw, client.BearerToken(idp.Mint(t, map[string]any{"sub": "alice", "aud": []string{gatewayAud, workerAud}})))
 			ctx, cancel := context.WithTimeout(context.Background(), testBound)
 			defer cancel()
