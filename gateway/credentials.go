@@ -60,13 +60,13 @@ const (
 
 var credentialKinds = []string{CredentialForward, CredentialExchange, CredentialClientCredentials, CredentialBearer, CredentialAPIKey}
 
-// checkCredentials checks the credentials of t's agents: an error names
-// the agent and the field.
+// checkCredentials checks the credentials of t's agents and imports: an
+// error names the agent and the field.
 func (t *Topology) checkCredentials() error {
 	for _, key := range slices.Sorted(maps.Keys(t.Credentials)) {
 		where := "credentials." + key
-		if _, ok := t.Agents[key]; !ok {
-			return fmt.Errorf("%s: agent %q is not among the agents (%s)", where, key, strings.Join(keys(t.Agents), ", "))
+		if _, ok := t.Agents[key]; !ok && t.Imports[key] == nil {
+			return fmt.Errorf("%s: agent %q is not among the agents (%s) or imports", where, key, strings.Join(keys(t.Agents), ", "))
 		}
 		if err := t.Credentials[key].check(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)

@@ -22,7 +22,9 @@ func TestParseCredentials(t *testing.T) {
 		{"API key in a header", "credentials: {a: {kind: apiKey, header: X-Partner-Key, secretFile: /run/secrets/key}}", ""},
 		{"json", `credentials: {"b": {"kind": "forward"}}`, ""},
 
-		{"unknown agent", "credentials: {c: {kind: forward}}", `credentials.c: agent "c" is not among the agents (a, b)`},
+		{"an import's", "imports: {r: {url: 'https://a.team.example/', signature: warn}}\nfederation: {allowHosts: [a.team.example]}\n" +
+			"credentials: {r: {kind: exchange, " + idp + ", audience: 'https://a.team.example/'}}", ""},
+		{"unknown agent", "credentials: {c: {kind: forward}}", `credentials.c: agent "c" is not among the agents (a, b) or imports`},
 		{"unknown kind", "credentials: {a: {kind: password}}", `credentials.a: kind: "password": want one of forward, exchange, clientCredentials, bearer, apiKey`},
 		{"no kind", "credentials: {a: {secretEnv: X}}", `credentials.a: kind: ""`},
 		{"empty", "credentials: {a: null}", "credentials.a: kind: an empty credential"},

@@ -49,9 +49,9 @@ type Topology struct {
 	// Agents' (see Import), on the hosts Federation allows.
 	Imports    map[string]*Import `json:"imports,omitempty"`
 	Federation Federation         `json:"federation,omitzero"`
-	// Credentials say how the gateway authenticates to agents, by agent
-	// key: on behalf of its caller or as itself (see Credential). An
-	// agent without one is called with Config.Remote.Credentials.
+	// Credentials say how the gateway authenticates to agents and
+	// imports, by key: on behalf of its caller or as itself (see
+	// Credential). One without is called with Config.Remote.Credentials.
 	Credentials map[string]*Credential `json:"credentials,omitempty"`
 	// Entry is the composition.
 	Entry *Node `json:"entry"`
