@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/credentials"
@@ -202,4 +205,27 @@ func (t *Topology) buildCredentials() (map[string]client.Credentials, error) {
 		out[key] = c
 	}
 	return out, nil
+}
+
+// LoadCredentials reads one Credential (YAML or JSON, unknown fields
+// refused) from the file at path, checks it and makes its
+// client.Credentials: how an agent service authenticates every call it
+// makes to other agents (a2amesh's --hop-credentials).
+func LoadCredentials(path string) (client.Credentials, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: credentials: %w", err)
+	}
+	var c Credential
+	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		return nil, fmt.Errorf("gateway: credentials %s: %w", path, err)
+	}
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("gateway: credentials %s: %w", path, err)
+	}
+	cr, err := c.build()
+	if err != nil {
+		return nil, fmt.Errorf("gateway: credentials %s: %w", path, err)
+	}
+	return cr, nil
 }

@@ -10,11 +10,13 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/cardsign"
+	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/adk/model/openai"
 	"github.com/a2amesh/a2amesh/natsstore"
+	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -42,8 +44,9 @@ type ServeFlags struct {
 	// the preferred first (names as cards give them); empty: the client's
 	// default.
 	hopBindings *string
-	authConfig  *string
-	signingKey  *string
+	authConfig     *string
+	signingKey     *string
+	hopCredentials *string
 }
 
 // flagOf names the flag of a serve.Config field, and says what to add to
@@ -136,6 +139,8 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 			"file (JSON or YAML) saying who may call: API keys (secrets from files or env vars), JWT issuers, mTLS, the per-method policy and rate limits (see docs/security.md); empty: every caller is anonymous"),
 		signingKey: f.StringEnv("signing-key", "A2AMESH_SIGNING_KEY", "",
 			"PEM file of a private key (EC P-256, RSA 2048+ or Ed25519) that signs the agent card and push notifications; its public key is published at /.well-known/jwks.json (empty: unsigned)"),
+		hopCredentials: f.StringEnv("hop-credentials", "A2AMESH_HOP_CREDENTIALS", "",
+			"file (YAML or JSON) of the credential every call to other agents carries, in the topology's credentials format (kind: apiKey, bearer, clientCredentials, forward or exchange; secrets by secretFile or secretEnv); a gateway topology's own credentials win; empty: none"),
 		hopBindings: f.StringEnv("hop-bindings", "A2AMESH_HOP_BINDINGS", "",
 			"protocol bindings to call other agents over, the preferred first, among those their cards list (comma-separated: JSONRPC, HTTP+JSON, GRPC; empty: JSONRPC,HTTP+JSON)"),
 	}
@@ -211,6 +216,19 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 
 // Logger returns the logger --log-level asks for.
 func (s *ServeFlags) Logger() (*slog.Logger, error) { return Logger(*s.logLevel) }
+
+// HopCredentials is --hop-credentials: what every call to another agent
+// carries; nil without the flag.
+func (s *ServeFlags) HopCredentials() (client.Credentials, error) {
+	if *s.hopCredentials == "" {
+		return nil, nil
+	}
+	c, err := gateway.LoadCredentials(*s.hopCredentials)
+	if err != nil {
+		return nil, fmt.Errorf("--hop-credentials: %w", err)
+	}
+	return c, nil
+}
 
 // HopBindings is --hop-bindings: the names of the bindings to call other
 // agents over, the preferred first.

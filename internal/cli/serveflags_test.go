@@ -169,3 +169,36 @@ func TestServeFlagsAuth(t *testing.T) {
 		t.Fatalf("an inline key: %v", err)
 	}
 }
+
+// --hop-credentials makes the credential every hop carries, from a file
+// in the topology's credential format; a bad file names the flag.
+func TestServeFlagsHopCredentials(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hop.yaml")
+	t.Setenv("TEST_MESH_KEY", "mesh-key-0123456789")
+	hop := func(content string) (any, error) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := NewFlags("test", "TEST")
+		sf := DefineServe(f, "127.0.0.1:0")
+		if err := f.Parse([]string{"--hop-credentials", file}); err != nil {
+			t.Fatal(err)
+		}
+		return sf.HopCredentials()
+	}
+	c, err := hop("kind: apiKey\nsecretEnv: TEST_MESH_KEY\n")
+	if err != nil || c == nil {
+		t.Fatalf("an API key: %v, %v", c, err)
+	}
+	for content, want := range map[string]string{
+		"kind: apiKey\nsecret: inline\n":          "unknown field",
+		"kind: apiKey\nsecretEnv: TEST_UNSET_X\n": "secretEnv",
+		"kind: telepathy\n":                       "kind",
+	} {
+		if _, err := hop(content); err == nil || !strings.Contains(err.Error(), "--hop-credentials") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error naming --hop-credentials and %q", content, err, want)
+		}
+	}
+}
