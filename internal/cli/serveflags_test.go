@@ -62,6 +62,9 @@ func TestServeFlagPairs(t *testing.T) {
 		{[]string{"--drain-delay", "-1s"}, "--drain-delay: must not be negative"},
 		{[]string{"--auth-config", "/nonexistent/auth.yaml"}, "--auth-config: auth config: open /nonexistent/auth.yaml"},
 		{[]string{"--signing-key", "/nonexistent/key.pem"}, "--signing-key: "},
+		{[]string{"--tls-cert", "/nonexistent/cert.pem"}, "give both"},
+		{[]string{"--tls-client-ca", "/nonexistent/ca.pem"}, "give both"},
+		{[]string{"--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"}, "--tls-cert, --tls-key: open /nonexistent/cert.pem"},
 	}
 	for _, tt := range tests {
 		_, err := serveConfig(t, tt.args...)
