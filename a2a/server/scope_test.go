@@ -120,3 +120,24 @@ func TestTasksAreTheirOwners(t *testing.T) {
 		t.Fatalf("a credential of acme naming globex: %v, want permission denied", err)
 	}
 }
+
+// The extended card is for authenticated callers only, on a server with a
+// gate.
+func TestExtendedCardNeedsACaller(t *testing.T) {
+	gate, err := auth.NewGate(auth.GateConfig{AllowAnonymous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(t, &echo.Executor{}, func(c *server.Config) {
+		c.Card.Capabilities.ExtendedAgentCard = true
+		c.ExtendedCard = echo.Card("http://test/")
+		c.Gate = gate
+	})
+	if _, err := h.GetExtendedAgentCard(context.Background(), &a2a.GetExtendedAgentCardRequest{}); !errors.Is(err, a2a.ErrUnauthenticated) {
+		t.Fatalf("anonymous: %v, want unauthenticated", err)
+	}
+	who := auth.NewContext(context.Background(), &auth.Principal{Issuer: "idp", Subject: "alice"})
+	if c, err := h.GetExtendedAgentCard(who, &a2a.GetExtendedAgentCardRequest{}); err != nil || c == nil {
+		t.Fatalf("alice: %v, %v", c, err)
+	}
+}
