@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -17,9 +21,11 @@ import (
 // included, by another principal or in another tenant is task not found,
 // as for a task that never was; the owner in the tenant sees it.
 func TestTasksAreTheirOwners(t *testing.T) {
+	var audit syncBuffer
 	h := newHandler(t, &echo.Executor{}, func(c *server.Config) {
 		c.Card.Capabilities.PushNotifications = true
 		c.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}}
+		c.Logger = slog.New(slog.NewJSONHandler(&audit, nil))
 	})
 	as := func(sub, tenant string) context.Context {
 		return auth.NewContext(context.Background(), &auth.Principal{Issuer: "idp", Subject: sub, Tenant: tenant})
@@ -114,6 +120,10 @@ func TestTasksAreTheirOwners(t *testing.T) {
 	if l, err := h.ListTasks(alice, &a2a.ListTasksRequest{Tenant: "acme"}); err != nil || len(l.Tasks) != 1 {
 		t.Fatalf("ListTasks by alice: %+v, %v", l, err)
 	}
+	// Each refusal is an audit record, naming who was refused and why.
+	if !strings.Contains(audit.String(), `"decision":"refused","principal":"idp|bob","reason":"task `+task.ID+` is another's"`) {
+		t.Errorf("no audit record of bob's refusal:\n%s", audit.String())
+	}
 	// A credential bound to a tenant may name no other.
 	bound := auth.NewContext(context.Background(), &auth.Principal{Issuer: "idp", Subject: "carol", Tenant: "acme"})
 	if _, err := h.GetTask(bound, &a2a.GetTaskRequest{Tenant: "globex", ID: task.ID}); !errors.Is(err, a2a.ErrPermissionDenied) {
@@ -140,4 +150,22 @@ func TestExtendedCardNeedsACaller(t *testing.T) {
 	if c, err := h.GetExtendedAgentCard(who, &a2a.GetExtendedAgentCardRequest{}); err != nil || c == nil {
 		t.Fatalf("alice: %v, %v", c, err)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the log's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

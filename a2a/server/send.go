@@ -124,7 +124,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 		defer stop()
 		err = h.checkID("tenant", req.Tenant)
 		if err == nil {
-			ctx, err = scope(ctx, req.Tenant)
+			ctx, err = h.scope(ctx, req.Tenant)
 		}
 		var e taskstore.Entry
 		if err == nil {
@@ -195,7 +195,7 @@ func (h *Handler) launch(r *run, inline bool) error {
 
 // startRun validates a send and takes the task for a run; launch runs it.
 func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, streaming bool) (*run, error) {
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
