@@ -62,8 +62,8 @@ func policies() []policy {
 			{"targets an undeclared port", "prod", patches(jsonPatch("Service", "nats", "- op: replace\n  path: /spec/ports/0/targetPort\n  value: clients")), nil},
 		}},
 		{name: "references resolve", check: checkReferences, breaks: []variant{
-			{"missing ConfigMap", "dev", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/0/configMap/name\n  value: gateway-topo")), nil},
-			{"missing key", "prod", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/0/configMap/items/0/key\n  value: mesh.yaml")), nil},
+			{"missing ConfigMap", "dev", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/2/configMap/name\n  value: gateway-topo")), nil},
+			{"missing key", "prod", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/2/configMap/items/0/key\n  value: mesh.yaml")), nil},
 			{"required Secret", "dev", patches(agentPatch("chat", "env:\n  - name: OPENAI_API_KEY\n    valueFrom:\n      secretKeyRef:\n        name: a2amesh-model\n        key: OPENAI_API_KEY\n        optional: false")), nil},
 			{"missing service account", "prod", patches(deleteObject("v1", "ServiceAccount", "math")), nil},
 			{"autoscaler of nothing", "prod", patches(jsonPatch("HorizontalPodAutoscaler", "chat", "- op: replace\n  path: /spec/scaleTargetRef/name\n  value: chatter")), nil},
