@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/deploy/k8s/render"
@@ -499,4 +502,40 @@ func admitted(o *render.Objects, caller container, cr *gateway.Credential, calle
 		}
 	}
 	return ""
+}
+
+// TestCommentedJWTExample: the OpenID Connect issuer that
+// base/auth/gateway-auth.yaml shows commented out is, uncommented, one the
+// gateway takes (docs/deploy.md#security tells operators to do so).
+func TestCommentedJWTExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(render.Dir(), "base", "auth", "gateway-auth.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	in := false
+	for line := range strings.SplitSeq(string(b), "\n") {
+		switch {
+		case line == "# jwt:":
+			in = true
+		case in && !strings.HasPrefix(line, "#   "):
+			in = false
+		}
+		if in {
+			line = strings.TrimPrefix(line, "# ")
+		}
+		out = append(out, line)
+	}
+	cfg, err := auth.ParseConfig([]byte(strings.Join(out, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.JWT) != 1 {
+		t.Fatalf("%d JWT issuers uncommented, want 1", len(cfg.JWT))
+	}
+	// The gate it makes, without the API keys, whose files are the pod's.
+	cfg.APIKeys = nil
+	if _, err := cfg.Gate(nil, slog.New(slog.DiscardHandler)); err != nil {
+		t.Errorf("the uncommented issuer: %v", err)
+	}
 }
