@@ -39,17 +39,19 @@ const (
 
 // authCmd measures what authenticating every request costs the echo
 // server: the same load against it open, with an API key, and with a
-// bearer JWT signed by RS256 and by ES256 (keys pinned in a JWKS file),
-// each on a fresh process per measurement, the order rotating every round.
-// It reports each gated server's throughput, latency and CPU per request
-// as the median of its per-round ratios to the open server's, which
-// cancels the drift of a shared machine better than a ratio of medians.
+// bearer JWT signed by RS256 and by ES256 (keys pinned in a JWKS file).
+// The four servers run side by side, and each scenario and binding loads
+// them in turn for a short slice, round after round, the order rotating:
+// on a shared machine whose speed drifts by tens of percent within
+// seconds, only slices this close together compare. It reports each gated
+// server's throughput, latency and CPU per request as the median of its
+// per-round ratios to the open server's.
 func authCmd(args []string) error {
 	fs := flag.NewFlagSet("auth", flag.ExitOnError)
 	ours := fs.String("ours", "bin/a2amesh serve echo", "a2amesh echo service command (given --addr, --grpc-addr and --auth-config)")
-	rounds := fs.Int("rounds", 3, "rounds; the order of the servers rotates each round")
-	d := fs.Duration("duration", 8*time.Second, "measured load per server, binding, scenario and round")
-	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load before each measurement")
+	rounds := fs.Int("rounds", 12, "rounds; the order of the servers rotates each round")
+	d := fs.Duration("duration", 2*time.Second, "measured load per server, binding, scenario and round")
+	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load of each server before each scenario and binding")
 	conns := fs.Int("conns", 32, "concurrent requests: HTTP connections, or gRPC calls in flight")
 	grpcConns := fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share")
 	maxReq := fs.Int("max", 2_000_000, "request cap per measurement")
@@ -70,55 +72,96 @@ func authCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	// One server at a time, each variant a fresh process on the same
-	// addresses.
-	server := target{name: "a2amesh", bin: *ours, addr: "127.0.0.1:19131", also: []string{"127.0.0.1:19132"}}
-	server.args = []string{"--addr", server.addr, "--grpc-addr", server.also[0], "--retention", "5s", "--log-level", "warn"}
-	served, err := discover(ctx, &server)
-	if err != nil {
-		return err
-	}
 	bindings := []string{bindingJSONRPC, bindingGRPC}
-	for _, bd := range bindings {
-		if _, ok := served[bd]; !ok {
-			return fmt.Errorf("the echo server's card lists no %s interface", bd)
+	servers := make([]*authServer, len(variants))
+	for i, v := range variants {
+		addr, grpcAddr := fmt.Sprintf("127.0.0.1:%d", 19131+2*i), fmt.Sprintf("127.0.0.1:%d", 19132+2*i)
+		t := &target{name: v.name, bin: *ours, addr: addr, also: []string{grpcAddr},
+			args: []string{"--addr", addr, "--grpc-addr", grpcAddr, "--retention", "5s", "--log-level", "warn"}}
+		if v.config != "" {
+			t.args = append(t.args, "--auth-config", v.config)
 		}
+		defer t.stop()
+		if err := t.start(); err != nil {
+			return err
+		}
+		eps, err := cardEndpoints(ctx, addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", v.name, err)
+		}
+		for _, bd := range bindings {
+			if _, ok := eps[bd]; !ok {
+				return fmt.Errorf("%s: the card lists no %s interface", v.name, bd)
+			}
+		}
+		servers[i] = &authServer{authVariant: v, t: t, eps: eps,
+			b: &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq, headers: v.headers}}
 	}
 	order := []string{"send", "stream"}
 	results := map[string]map[string]map[string][]measurement{} // scenario, binding, variant; one per round
-	for r := range *rounds {
-		for _, key := range order {
-			sc := scenarios[key]
-			if results[key] == nil {
-				results[key] = map[string]map[string][]measurement{}
-			}
-			for _, bd := range rotated(bindings, r) {
-				if results[key][bd] == nil {
-					results[key][bd] = map[string][]measurement{}
+	for _, key := range order {
+		sc := scenarios[key]
+		results[key] = map[string]map[string][]measurement{}
+		for _, bd := range bindings {
+			res := map[string][]measurement{}
+			results[key][bd] = res
+			for _, s := range servers {
+				if err := s.prepare(ctx, bd, sc, *warm); err != nil {
+					return err
 				}
-				for _, v := range rotated(variants, r) {
-					s := server
-					s.name = v.name
-					if v.config != "" {
-						s.args = append(slices.Clone(s.args), "--auth-config", v.config)
+			}
+			for r := range *rounds {
+				for _, s := range rotated(servers, r) {
+					m, err := s.t.measureWith(func() (result, error) { return s.run(*d) })
+					if err == nil {
+						err = ctx.Err() // interrupted: the numbers are cut short
 					}
-					b := &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq, warm: *warm, d: *d, headers: v.headers}
-					m, err := b.measure(ctx, &s, served[bd], sc)
 					if err != nil {
-						return err
+						return fmt.Errorf("%s over %s, %s: %w", s.name, bd, sc.name, err)
 					}
-					results[key][bd][v.name] = append(results[key][bd][v.name], m)
+					res[s.name] = append(res[s.name], m)
 					fmt.Fprintf(os.Stderr, "round %d %-14s %-9s %-10s %8.0f req/s  p50 %-10v p99 %-10v cpu %v/req\n",
-						r+1, sc.name, bd, v.name, m.res.rate(), m.res.pct(.5), m.res.pct(.99), m.cpuPerReq())
+						r+1, sc.name, bd, s.name, m.res.rate(), m.res.pct(.5), m.res.pct(.99), m.cpuPerReq())
 				}
 			}
 		}
 	}
-	fmt.Printf("Each measurement: %v after %v of warm-up on a fresh `%s` process (--log-level warn: admissions are not logged); %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections); %d round(s), the servers' order rotating. Ratios are to the open server: the median of the per-round ratios.\n\n",
-		*d, *warm, *ours, *conns, *grpcConns, *rounds)
+	fmt.Printf("Four `%s` processes side by side, --log-level warn (admissions are not logged). For each scenario and binding: %v of warm-up each, then %d round(s) of %v on each server in turn, the order rotating; %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections). Absolute figures are the median round's; ratios are to the open server, the median of the per-round ratios.\n\n",
+		*ours, *warm, *rounds, *d, *conns, *grpcConns)
 	for _, key := range order {
 		for _, bd := range bindings {
 			reportAuth(os.Stdout, scenarios[key], bd, variants, results[key][bd])
+		}
+	}
+	return nil
+}
+
+// authServer is a running server of one variant.
+type authServer struct {
+	authVariant
+	t   *target
+	eps map[string]endpoint
+	b   *bindingsBench
+	// run is the load run of the scenario and binding being measured.
+	run func(time.Duration) (result, error)
+}
+
+// prepare checks that s answers sc over binding as the echo agent does,
+// given the variant's credentials, sets s.run to its load run and warms
+// it up for warm.
+func (s *authServer) prepare(ctx context.Context, binding string, sc scenario, warm time.Duration) error {
+	ep := s.eps[binding]
+	if err := verify(ctx, ep, sc, s.headers); err != nil {
+		return fmt.Errorf("%s over %s, %s: %w", s.name, binding, sc.name, err)
+	}
+	run, err := s.b.driver(ctx, ep, sc)
+	if err != nil {
+		return err
+	}
+	s.run = run
+	if warm > 0 {
+		if _, err := s.t.measureWith(func() (result, error) { return run(warm) }); err != nil {
+			return fmt.Errorf("%s over %s, warm-up: %w", s.name, binding, err)
 		}
 	}
 	return nil
