@@ -2,14 +2,13 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
 	"time"
 )
 
 // Cached reports whether j would admit token from its cache, exp aside,
 // for the tests.
 func (j *JWT) Cached(token string) bool {
-	e, ok := j.cache.get(sha256.Sum256([]byte(token)), time.Now())
+	e, ok := j.cache.get(digest(token), time.Now())
 	if !ok || j.remote == nil {
 		return ok
 	}
