@@ -24,6 +24,8 @@ func TestDependencies(t *testing.T) {
 	everywhere := []string{natsServer, a2ago}
 	forbidden := map[string][]string{
 		"github.com/a2amesh/a2amesh/a2a/client": append([]string{hertz, nats, kitex}, everywhere...),
+		// The credentials a client presents: what the client links.
+		"github.com/a2amesh/a2amesh/a2a/credentials": append([]string{hertz, nats, kitex}, everywhere...),
 		// gRPC for the client: Kitex, and still neither Hertz nor NATS.
 		"github.com/a2amesh/a2amesh/a2a/grpcclient": append([]string{hertz, nats}, everywhere...),
 		"github.com/a2amesh/a2amesh/adk":            append([]string{hertz, nats, a2a, kitex}, everywhere...),

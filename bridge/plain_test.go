@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
 	"github.com/a2amesh/a2amesh/bridge"
@@ -143,5 +146,52 @@ func TestBadRunMetadata(t *testing.T) {
 		if !errors.Is(err, a2a.ErrInvalidParams) {
 			t.Errorf("%s: %v", meta, err)
 		}
+	}
+}
+
+// A conversation is its caller's: another caller naming its context id
+// starts a conversation of its own and reads nothing of the first, whose
+// caller still has all of it.
+func TestConversationIsTheCallers(t *testing.T) {
+	ctx := context.Background()
+	m := modeltest.New(answer("Nice to meet you, Ann."), answer("I do not know you."), answer("You are Ann."))
+	a := agent(t, "Chat", "chats", m)
+	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{
+		{Key: "alice-key-0123456789", Name: "alice"}, {Key: "bob-key-0123456789ab", Name: "bob"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{keys}, Audit: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := new(taskstore.Memory)
+	exec, err := bridge.NewExecutor(ctx, bridge.ExecutorConfig{Agent: a, Tasks: tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, url := a2atest.Listen(t)
+	a2atest.ServeOn(t, ln, a2atest.NewHandler(t, server.Config{Card: bridge.Card(ctx, a, url), Executor: exec, Tasks: tasks, Gate: gate}), jsonrpcserver.Config{})
+	c := newClient(t, url)
+	alice, bob := client.APIKey("X-API-Key", "alice-key-0123456789"), client.APIKey("X-API-Key", "bob-key-0123456789ab")
+	first, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "I am Ann")}, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	say := func(text string, who client.CallOption) {
+		t.Helper()
+		msg := a2a.NewTextMessage(a2a.RoleUser, text)
+		msg.ContextID = first.(*a2a.Task).ContextID
+		if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg}, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	say("Who am I?", bob)
+	if got := adktest.DescribeInput(m.Calls()[1].Input); !slices.Equal(got, []string{"user: Who am I?"}) {
+		t.Fatalf("bob's turn in alice's context saw %q", got)
+	}
+	say("Who am I?", alice)
+	if got := adktest.DescribeInput(m.Calls()[2].Input); !slices.Equal(got, []string{"user: I am Ann", "assistant: Nice to meet you, Ann.", "user: Who am I?"}) {
+		t.Fatalf("alice's second turn saw %q", got)
 	}
 }

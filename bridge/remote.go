@@ -48,6 +48,14 @@ type RemoteConfig struct {
 	// must name URL's origin, since the URL, not the card, is what the
 	// caller trusts.
 	AllowedOrigins []string
+	// Credentials authenticate the calls to the agent: the caller's own
+	// (credentials.Forward, credentials.Exchange), or the calling agent's
+	// (credentials.ClientCredentials, credentials.Bearer, ...); nil sends
+	// none. A run's calls, the CancelTask that cancelling it sends, and
+	// a resume's call all carry the identity of the run's context: an
+	// Executor puts the task's caller there (server.ExecRequest.Caller).
+	// The card fetch goes without them (see client.Credentials).
+	Credentials client.Credentials
 	// CancelTimeout bounds the CancelTask sent when the caller's run is
 	// cancelled; 0 means 5 s.
 	CancelTimeout time.Duration
@@ -118,6 +126,7 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 		StreamIdleTimeout: cfg.IdleTimeout,
 		ResponseTimeout:   cfg.ResponseTimeout,
 		AllowedOrigins:    cfg.AllowedOrigins,
+		Credentials:       cfg.Credentials,
 	}
 	c, err := client.New(ctx, cfg.URL, ccfg)
 	if err != nil && cfg.Wait > 0 {
@@ -335,7 +344,7 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 	c.taskID = msg.TaskID
 	stopWatching := context.AfterFunc(ctx, func() {
 		if id := c.cancelled(); id != "" {
-			r.cancelRemote(id)
+			r.cancelRemote(ctx, id)
 		}
 		// Give the task cancelTimeout to end on its own, then stop waiting.
 		time.AfterFunc(r.cancelTimeout, stopStream)
@@ -369,7 +378,7 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 			seen = true
 			done := d.event(ev.Event)
 			if id := c.learn(d.taskID); id != "" {
-				r.cancelRemote(id) // cancelled before the task's id was known
+				r.cancelRemote(ctx, id) // cancelled before the task's id was known
 			}
 			if done {
 				return false
@@ -443,9 +452,12 @@ func (c *canceler) learn(id string) string {
 }
 
 // cancelRemote cancels the remote task of a run its caller cancelled: the
-// remote agent must not go on working for nobody.
-func (r *RemoteAgent) cancelRemote(taskID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.cancelTimeout)
+// remote agent must not go on working for nobody. run is the run's
+// context, cancelled by now: the CancelTask goes with its values, the
+// identity the task was made with, since the remote agent lets only the
+// task's owner cancel it.
+func (r *RemoteAgent) cancelRemote(run context.Context, taskID string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run), r.cancelTimeout)
 	defer cancel()
 	_, _ = r.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: taskID}) // best effort: the task may have ended meanwhile
 }

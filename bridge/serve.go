@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/adk"
@@ -162,8 +163,14 @@ func (e *Executor) Execute(ctx context.Context, req *server.ExecRequest) iter.Se
 			opts = append(opts, adk.WithCallerAgents(meta.Callers...))
 		}
 
-		// The run's checkpoints are the task's context's to adopt.
+		// The run's checkpoints are the task's context's to adopt. The
+		// run acts for the caller: the remote agents it calls, cancels
+		// and resumes are called with the caller's identity (see
+		// RemoteConfig.Credentials).
 		ctx := withOwner(ctx, ownerOf(req))
+		if req.Caller != nil {
+			ctx = auth.NewContext(ctx, req.Caller)
+		}
 		var it *adk.AsyncIterator[*adk.AgentEvent]
 		var userText *schema.Message
 		if meta.ResumeTask != "" && req.Task == nil {

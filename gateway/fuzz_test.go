@@ -20,6 +20,10 @@ func FuzzParseTopology(f *testing.F) {
 		"{\"version\":1,\"entry\":{\"parallel\":{\"name\":\"p\",\"steps\":[null]}}}",
 		"version: 1\nimports: {r: {url: 'https://a.team.example/', jwksUrl: 'https://a.team.example/j', rateLimit: {perSecond: 1}}}\nfederation: {allowHosts: ['*.team.example']}\nentry: {agent: r}",
 		"version: 1\nimports: {r: null}\nentry: {agent: r}",
+		"version: 1\nagents: {a: x, b: y}\nentry: {agent: a, subAgents: [{agent: b}]}\ncredentials: {a: {kind: forward}, b: {kind: apiKey, header: X-Key, secretEnv: K}}",
+		"version: 1\nagents: {a: x}\nentry: {agent: a}\ncredentials: {a: {kind: exchange, tokenURL: 'https://idp/token', clientID: gw, secretFile: /s, audience: a, subjectTokenType: jwt}}",
+		"version: 1\nagents: {a: x}\nentry: {agent: a}\ncredentials: {a: {kind: clientCredentials, tokenURL: 'http://[::1', clientID: gw, secretEnv: S, scopes: [a, b]}}",
+		"version: 1\nagents: {a: x}\nentry: {agent: a}\ncredentials: {a: null, b: {kind: bearer}}",
 		"version: [", "&a [*a, *a]", "",
 	} {
 		f.Add([]byte(s))

@@ -18,6 +18,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
@@ -48,6 +49,10 @@ type Topology struct {
 	// Agents' (see Import), on the hosts Federation allows.
 	Imports    map[string]*Import `json:"imports,omitempty"`
 	Federation Federation         `json:"federation,omitzero"`
+	// Credentials say how the gateway authenticates to agents and
+	// imports, by key: on behalf of its caller or as itself (see
+	// Credential). One without is called with Config.Remote.Credentials.
+	Credentials map[string]*Credential `json:"credentials,omitempty"`
 	// Entry is the composition.
 	Entry *Node `json:"entry"`
 }
@@ -124,7 +129,8 @@ func ParseTopology(b []byte) (*Topology, error) {
 
 // Check reports what makes t unusable: a version other than 1, no entry,
 // a node that is not exactly one kind, an agent key that Agents does not
-// name. ParseTopology and Build call it, so a Topology built in Go is
+// name, a credential that cannot be used as written (it does not read
+// secrets: Build does). ParseTopology and Build call it, so a Topology built in Go is
 // checked as a file is.
 func (t *Topology) Check() error {
 	if t.Version != 1 {
@@ -140,6 +146,9 @@ func (t *Topology) Check() error {
 		if err := t.checkImport(key, t.Imports[key]); err != nil {
 			return err
 		}
+	}
+	if err := t.checkCredentials(); err != nil {
+		return err
 	}
 	return t.check(t.Entry, "entry")
 }
@@ -251,6 +260,9 @@ func (t *Topology) Build(ctx context.Context, cfg Config) (adk.Agent, error) {
 func (t *Topology) build(ctx context.Context, cfg Config, d *discovery) (adk.Agent, error) {
 	b := &builder{t: t, cfg: cfg}
 	var err error
+	if b.creds, err = t.buildCredentials(); err != nil {
+		return nil, err
+	}
 	if b.agents, err = d.find(ctx, agentNodes(t.Entry, nil), cfg.Remote.Wait, b.remote); err != nil {
 		return nil, err
 	}
@@ -263,6 +275,9 @@ type builder struct {
 	// agents are the agent nodes' RemoteAgents, discovered before
 	// composing.
 	agents map[*Node]*bridge.RemoteAgent
+	// creds are the credentials of the agents the topology gives some,
+	// by agent key.
+	creds map[string]client.Credentials
 }
 
 // log is where the builder says what it does: the server's logger.
@@ -279,6 +294,9 @@ func (b *builder) remote(n *Node) bridge.RemoteConfig {
 	rc.URL, rc.Name = b.t.Agents[n.Agent], n.Alias
 	if imp := b.t.Imports[n.Agent]; imp != nil {
 		rc = configureImport(rc, n.Agent, imp, b.log())
+	}
+	if c, ok := b.creds[n.Agent]; ok {
+		rc.Credentials = c
 	}
 	names := b.t.Bindings
 	if n.Binding != "" {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"crypto"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -94,6 +95,14 @@ type Config struct {
 	// Limits bound what the server holds and runs; zero fields take the
 	// server package's defaults.
 	Limits server.Limits
+	// TLS, when set, serves the HTTP bindings (JSON-RPC, HTTP+JSON, the
+	// card, the probes) over TLS with it, and the card's URL is https.
+	// With ClientCAs and a ClientAuth that verifies (VerifyClientCertIfGiven,
+	// RequireAndVerifyClientCert), the client certificates it verifies are
+	// credentials that an auth.MTLS authenticator names. The gRPC binding
+	// stays plain: Kitex v0.16.1 serves no TLS, so put gRPC behind a proxy
+	// that terminates it.
+	TLS *tls.Config
 	// SigningKey, when set, signs the agent card (A2A §8.4: a JWS over
 	// its canonical form) and every push notification (push.Signing),
 	// and the server publishes its public key at JWKSPath for those who

@@ -22,6 +22,7 @@ import (
 	"cmp"
 	"context"
 	"crypto"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -59,8 +60,9 @@ type Server struct {
 	ln      net.Listener
 	st      *state
 	handler *server.Handler
-	gate    *auth.Gate // nil: an open server
-	jwks    []byte     // the published keys; nil without a signing key
+	gate    *auth.Gate  // nil: an open server
+	jwks    []byte      // the published keys; nil without a signing key
+	tls     *tls.Config // the HTTP bindings' TLS; nil: plain TCP
 	rpc     *jsonrpcserver.Server
 	// rest serves HTTP+JSON, and JSON-RPC and the card beside it.
 	rest *restserver.Server
@@ -161,7 +163,11 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	}
 	s.url = cfg.PublicURL
 	if s.url == "" {
-		s.url = "http://" + ln.Addr().String() + "/"
+		scheme := "http://"
+		if cfg.TLS != nil {
+			scheme = "https://"
+		}
+		s.url = scheme + ln.Addr().String() + "/"
 	}
 	cardName := name
 	if cfg.Name != "" {
@@ -180,6 +186,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	}
 	present(card, cfg.Name, cfg.Description)
 	card.SupportedInterfaces = s.interfaces(cfg.GRPCPublicAddr)
+	s.tls = cfg.TLS
 	if s.gate = cfg.Gate; s.gate != nil {
 		s.gate.Describe(card)
 	}
@@ -375,7 +382,12 @@ func (s *Server) serve(ctx context.Context) error {
 // Hertz until ctx ends, then shuts Hertz down within the grace.
 func (s *Server) serveHTTP(ctx context.Context) error {
 	s.rest.Listening(s.ln.Addr())
-	h := hzserver.New(append(s.rest.HertzOptions(), hzserver.WithListener(s.ln), hzserver.WithExitWaitTime(s.grace))...)
+	opts := append(s.rest.HertzOptions(), hzserver.WithListener(s.ln), hzserver.WithExitWaitTime(s.grace))
+	if s.tls != nil {
+		// Hertz serves TLS on its standard transport, not netpoll.
+		opts = append(opts, hzserver.WithTLS(s.tls))
+	}
+	h := hzserver.New(opts...)
 	h.Use(s.closeWhileDraining)
 	s.registerHealth(h)
 	if s.jwks != nil {

@@ -40,6 +40,11 @@ type Principal struct {
 	Scopes []string
 	// Claims are the credential's other claims, for Policy rules.
 	Claims map[string]any
+	// Token is the bearer credential that authenticated the caller, kept
+	// to forward or exchange when calling other agents on the caller's
+	// behalf (package a2a/credentials); never logged or encoded. It is ""
+	// for credentials that are not bearer tokens (API keys, certificates).
+	Token string `json:"-"`
 }
 
 // HasScope reports whether the principal was granted scope.
@@ -50,6 +55,19 @@ func (p *Principal) HasScope(scope string) bool {
 		}
 	}
 	return false
+}
+
+// String names the principal for logs and errors: its scheme, ID and
+// tenant, never its Token (which %v of the struct would print).
+func (p *Principal) String() string {
+	if p == nil {
+		return "anonymous"
+	}
+	s := p.Scheme + ":" + p.ID()
+	if p.Tenant != "" {
+		s += " in tenant " + p.Tenant
+	}
+	return s
 }
 
 // ID is the principal's stable identity across requests: issuer and

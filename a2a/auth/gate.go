@@ -61,6 +61,10 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	return g, nil
 }
 
+// Audit is the gate's audit log, for the decisions made after the gate:
+// the server's refusal of a task that is not the caller's.
+func (g *Gate) Audit() *slog.Logger { return g.audit }
+
 // Open reports whether the gate admits anonymous callers.
 func (g *Gate) Open() bool { return g.anonymous }
 

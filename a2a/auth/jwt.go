@@ -315,7 +315,12 @@ func (j *JWT) verified(ctx context.Context, token string, ks jwksKeys) (*Princip
 	if err != nil {
 		return nil, err
 	}
-	return j.principal(payload)
+	p, err := j.principal(payload)
+	if err != nil {
+		return nil, err
+	}
+	p.Token = token
+	return p, nil
 }
 
 func (j *JWT) bearer(creds Credentials) (string, error) {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -320,12 +321,13 @@ func TestJWTPrincipal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := a.Authenticate(context.Background(), bearer("Bearer "+mint(t, jose.EdDSA, k.ed, "ed", tc.claims)))
+			token := mint(t, jose.EdDSA, k.ed, "ed", tc.claims)
+			p, err := a.Authenticate(context.Background(), bearer("Bearer "+token))
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := tc.want
-			want.Issuer, want.Subject = testIssuer, "alice"
+			want.Issuer, want.Subject, want.Token = testIssuer, "alice", token
 			if want.Claims == nil {
 				want.Claims = map[string]any{}
 			}
@@ -336,6 +338,13 @@ func TestJWTPrincipal(t *testing.T) {
 			}
 			if !reflect.DeepEqual(*p, want) {
 				t.Errorf("principal\n got %#v\nwant %#v", *p, want)
+			}
+			// The token is kept to forward, never shown.
+			if b := must(json.Marshal(p)); strings.Contains(string(b), token) {
+				t.Errorf("the principal's JSON holds its token: %s", b)
+			}
+			if s := fmt.Sprintf("%v %+v %s", p, p, p); strings.Contains(s, token) {
+				t.Errorf("the principal prints its token: %s", s)
 			}
 		})
 	}

@@ -43,6 +43,7 @@ type Client struct {
 	hc          *http.Client
 	ownHC       bool
 	calls       []CallOption
+	creds       Credentials
 	resumes     int
 	idle        time.Duration
 	respTimeout time.Duration
@@ -69,6 +70,13 @@ type Config struct {
 	Bindings []Binding
 	// CallOptions apply to every call, before the call's own.
 	CallOptions []CallOption
+	// Credentials, when set, authenticate every call the client makes to
+	// the agent (not the card fetch, see Credentials): the client asks
+	// them for their headers on every unary call and on every stream
+	// and resumption of a stream, so that a token that expires or an
+	// identity that differs per call is always current. On gRPC the
+	// headers are sent as metadata.
+	Credentials Credentials
 	// ResumeAttempts is how many times in a row a cut stream is resumed
 	// (with SubscribeToTask after the last event received) before its
 	// error is returned; a resumption that delivers an event earns the
@@ -142,6 +150,7 @@ type settings struct {
 	version     string
 	bindings    []Binding
 	calls       []CallOption
+	creds       Credentials
 	resumes     int // <= 0: no resumption
 	maxEvent    int
 	idle        time.Duration // <= 0: no bound
@@ -151,7 +160,7 @@ type settings struct {
 
 func (cfg Config) settings() *settings {
 	s := &settings{
-		hc: cfg.HTTPClient, version: cfg.ProtocolVersion, calls: slices.Clone(cfg.CallOptions),
+		hc: cfg.HTTPClient, version: cfg.ProtocolVersion, calls: slices.Clone(cfg.CallOptions), creds: cfg.Credentials,
 		resumes: cfg.ResumeAttempts, maxEvent: cfg.MaxEventBytes, bindings: slices.Clone(cfg.Bindings),
 		idle: cfg.StreamIdleTimeout, respTimeout: cfg.ResponseTimeout, origins: cfg.AllowedOrigins,
 	}
@@ -512,7 +521,7 @@ func newClient(card *a2a.AgentCard, iface *a2a.AgentInterface, b Binding, cfg *s
 	}
 	return &Client{
 		t: t, url: iface.URL, binding: b.Name(), version: iface.ProtocolVersion, tenant: iface.Tenant, card: card,
-		hc: cfg.hc, ownHC: cfg.ownHC, calls: cfg.calls, resumes: cfg.resumes, idle: cfg.idle, respTimeout: cfg.respTimeout,
+		hc: cfg.hc, ownHC: cfg.ownHC, calls: cfg.calls, creds: cfg.creds, resumes: cfg.resumes, idle: cfg.idle, respTimeout: cfg.respTimeout,
 	}, nil
 }
 
@@ -568,7 +577,12 @@ func unary[T any](ctx context.Context, c *Client, op string, opts []CallOption, 
 		ctx, cancel = context.WithTimeoutCause(ctx, c.respTimeout, &timeoutError{msg: fmt.Sprintf("no response within %s", c.respTimeout)})
 		defer cancel()
 	}
-	out, err := call(ctx, cc.header)
+	h, err := c.authenticate(ctx, op, cc.header)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	out, err := call(ctx, h)
 	if err != nil {
 		var zero T
 		var te *timeoutError

@@ -150,6 +150,12 @@ func (c *Client) streamOnce(ctx context.Context, req *StreamRequest, cc *callCon
 	if req.Send != nil {
 		op = "SendStreamingMessage"
 	}
+	// Asked on every attempt: a resumption may come after the token
+	// expired. Not resumable: a retry would ask the same credentials.
+	h, err := c.authenticate(ctx, op, cc.header)
+	if err != nil {
+		return false, false, err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// The idle timer runs from the request on, so that a server that
@@ -173,7 +179,7 @@ func (c *Client) streamOnce(ctx context.Context, req *StreamRequest, cc *callCon
 		}
 		pause, resume = func() { idle.Stop() }, func() { idle.Reset(c.idle) }
 	}
-	st, err := c.t.OpenStream(ctx, req, cc.header)
+	st, err := c.t.OpenStream(ctx, req, h)
 	if err != nil {
 		return false, answered.Load(), c.streamError(ctx, op, err)
 	}

@@ -11,7 +11,8 @@
 // agent cards name gRPC interfaces, or grpc://host:port, in plain text
 // (HTTP/2 without TLS, unless Config.Options say otherwise). Each call
 // carries the metadata a2a-version: 1.0 and its headers (A2A-Extensions,
-// Authorization, API keys) as lower-case metadata keys. An error status
+// Authorization, API keys, those of client.Config.Credentials) as
+// lower-case metadata keys. An error status
 // becomes an *a2a.Error: the code its google.rpc.ErrorInfo names, else the
 // nearest to its status code, and RetryAfter from a google.rpc.RetryInfo.
 //

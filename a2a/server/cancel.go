@@ -19,7 +19,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if err := h.checkID("tenant", req.Tenant); err != nil {
 		return nil, err
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}

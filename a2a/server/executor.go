@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 )
 
 // AgentExecutor is the agent's side of the protocol: it turns a message into
@@ -68,6 +69,14 @@ type ExecRequest struct {
 	// keeps it per Owner: another caller naming the same context id must
 	// not read or extend it.
 	Owner string
+	// Caller is who sent the message, as the Gate admitted them (nil for
+	// the anonymous caller): the task's creator for a new task, whoever
+	// resumes it for a message on an interrupted one. An executor that
+	// calls other agents for the task runs those calls with Caller in
+	// their context (auth.NewContext), so that credentials acting on the
+	// caller's behalf (package a2a/credentials) find them; the ctx
+	// Execute gets does not carry it, since the run outlives the request.
+	Caller *auth.Principal
 }
 
 // CallInfo describes a protocol call. Bindings attach it to the context

@@ -237,7 +237,7 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 	if err := h.checkID("tenant", req.Tenant); err != nil {
 		return nil, err
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 		n := ListHistoryLength
 		history = &n
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,11 @@ func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, erro
 		return taskstore.Entry{}, err
 	}
 	e, err := h.load(ctx, id)
-	if errors.Is(err, taskstore.ErrNotFound) || err == nil && !visible(ctx, e) {
+	if err == nil && !visible(ctx, e) {
+		h.audit(ctx, "task "+id+" is another's")
+		err = taskstore.ErrNotFound
+	}
+	if errors.Is(err, taskstore.ErrNotFound) {
 		// Another's task is not found either: the answer must not tell
 		// that it exists.
 		return taskstore.Entry{}, a2a.Errorf(a2a.CodeTaskNotFound, "task %q not found (it may never have existed or may have expired)", id)

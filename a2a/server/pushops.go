@@ -26,7 +26,7 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return nil, err
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Ge
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return nil, err
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID); err != nil {
 		return nil, err
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := h.checkIDs("tenant", req.Tenant, "taskId", req.TaskID, "id", req.ID); err != nil {
 		return err
 	}
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/auth"
@@ -30,9 +31,10 @@ type ownerKey struct{}
 // in the request's tenant, which every task operation then checks
 // (getTask) or stamps on a new task. A credential bound to a tenant may
 // name only that one.
-func scope(ctx context.Context, tenant string) (context.Context, error) {
+func (h *Handler) scope(ctx context.Context, tenant string) (context.Context, error) {
 	p := auth.FromContext(ctx)
 	if p != nil && p.Tenant != "" && tenant != "" && tenant != p.Tenant {
+		h.audit(ctx, "the request names tenant "+tenant+", the credential another")
 		return ctx, a2a.Errorf(a2a.CodePermissionDenied, "tenant %q: the credential is for another tenant", tenant)
 	}
 	return context.WithValue(ctx, ownerKey{}, p.Owner(tenant)), nil
@@ -51,4 +53,20 @@ func ownerOf(ctx context.Context) (string, bool) {
 func visible(ctx context.Context, e taskstore.Entry) bool {
 	o, ok := ownerOf(ctx)
 	return !ok || e.Owner == o || e.Owner == "" && o == (*auth.Principal)(nil).Owner("")
+}
+
+// audit records in the gate's audit log (without a gate, the server's
+// log) a refusal made past the gate: a task that is not the caller's, a
+// tenant the credential is not for.
+func (h *Handler) audit(ctx context.Context, reason string) {
+	log := h.log
+	if h.gate != nil {
+		log = h.gate.Audit()
+	}
+	p := auth.FromContext(ctx)
+	who := "anonymous"
+	if p != nil {
+		who = p.ID()
+	}
+	log.LogAttrs(ctx, slog.LevelWarn, "a2a: auth", slog.String("decision", "refused"), slog.String("principal", who), slog.String("reason", reason))
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
@@ -123,7 +124,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 		defer stop()
 		err = h.checkID("tenant", req.Tenant)
 		if err == nil {
-			ctx, err = scope(ctx, req.Tenant)
+			ctx, err = h.scope(ctx, req.Tenant)
 		}
 		var e taskstore.Entry
 		if err == nil {
@@ -194,7 +195,7 @@ func (h *Handler) launch(r *run, inline bool) error {
 
 // startRun validates a send and takes the task for a run; launch runs it.
 func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, streaming bool) (*run, error) {
-	ctx, err := scope(ctx, req.Tenant)
+	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +243,7 @@ func (h *Handler) startRunAdmitted(ctx context.Context, req *a2a.SendMessageRequ
 		Streaming: streaming, Call: call,
 	}
 	er.Owner, _ = ownerOf(ctx)
+	er.Caller = auth.FromContext(ctx)
 	if req.Configuration != nil {
 		er.AcceptedOutputModes = req.Configuration.AcceptedOutputModes
 	}

@@ -22,6 +22,12 @@ type Memory struct {
 	owners  map[string]*shard
 }
 
+// keptShards is how many owners keep their indexes while they hold no
+// task: an owner whose tasks come and go (an agent that keeps no finished
+// task) then does not build its indexes anew for each. Past it, an owner's
+// indexes go with its last task, so that owners seen once do not pile up.
+const keptShards = 1024
+
 // shard indexes one owner's tasks.
 type shard struct {
 	all index
@@ -112,7 +118,7 @@ func (m *Memory) Delete(_ context.Context, id string) error {
 		delete(m.tasks, id)
 		sh := m.owners[e.Owner]
 		sh.unindex(e.Task)
-		if sh.all.len() == 0 {
+		if sh.all.len() == 0 && len(m.owners) > keptShards {
 			delete(m.owners, e.Owner)
 		}
 	}

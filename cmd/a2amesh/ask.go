@@ -18,6 +18,24 @@ import (
 	"github.com/a2amesh/a2amesh/internal/cli"
 )
 
+// credentialsFlag defines --credentials, what a command's calls to an
+// agent carry, and returns what reads it: nil without the flag, for an
+// open agent such as those of `a2amesh up`.
+func credentialsFlag(f *cli.Flags) func() (client.Credentials, error) {
+	path := f.String("credentials", "",
+		"file (YAML or JSON) of the credential to call with, in the gateway topology's credentials format: kind apiKey or bearer, the secret by secretFile or secretEnv (docs/deploy.md#security); empty: none")
+	return func() (client.Credentials, error) {
+		if *path == "" {
+			return nil, nil
+		}
+		c, err := gateway.LoadCredentials(*path)
+		if err != nil {
+			return nil, fmt.Errorf("--credentials: %w", err)
+		}
+		return c, nil
+	}
+}
+
 // stringList is a repeatable flag.
 type stringList []string
 
@@ -31,6 +49,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 func ask(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	f := cli.NewFlags("ask", "A2AMESH")
 	gw := f.String("gateway", "http://"+gateway.DefaultAddr+"/", "the gateway's URL")
+	creds := credentialsFlag(f)
 	contextID := f.String("context", "", "continue the conversation of this context id")
 	var answers stringList
 	f.Var(&answers, "answer", "answer the mesh's questions with this, in order, instead of asking the terminal (repeatable)")
@@ -41,7 +60,11 @@ func ask(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	if question == "" {
 		return errors.New(`ask what? a2amesh ask "What's the weather in Beijing?"`)
 	}
-	c, err := client.New(ctx, *gw, client.Config{})
+	cr, err := creds()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(ctx, *gw, client.Config{Credentials: cr})
 	if err != nil {
 		return err
 	}

@@ -51,9 +51,13 @@ func serveGateway(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--hop-bindings: %w", err)
 	}
+	creds, err := sf.HopCredentials()
+	if err != nil {
+		return err
+	}
 	log.Info("discovering the mesh's agents", "agents", strings.Join(slices.Sorted(maps.Keys(t.Agents)), ", "), "wait", *sf.Wait)
 	s, err := gateway.New(ctx, t, gateway.Config{Model: m, Serve: cfg, Remote: bridge.RemoteConfig{Wait: *sf.Wait,
-		IdleTimeout: *hopIdle, ResponseTimeout: *hopResponse, AllowedOrigins: cli.SplitList(*origins), Bindings: hops}})
+		IdleTimeout: *hopIdle, ResponseTimeout: *hopResponse, AllowedOrigins: cli.SplitList(*origins), Bindings: hops, Credentials: creds}})
 	if err != nil {
 		return err
 	}

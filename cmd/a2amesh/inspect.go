@@ -81,6 +81,7 @@ func shortErr(err error) string {
 func tasks(ctx context.Context, args []string, stdout io.Writer) error {
 	f := cli.NewFlags("tasks", "A2AMESH")
 	agent := f.String("agent", "http://"+gateway.DefaultAddr+"/", "the agent whose tasks to read (default: the gateway)")
+	creds := credentialsFlag(f)
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -88,7 +89,11 @@ func tasks(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(rest) == 0 {
 		rest = []string{"list"}
 	}
-	c, err := client.New(ctx, *agent, client.Config{})
+	cr, err := creds()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(ctx, *agent, client.Config{Credentials: cr})
 	if err != nil {
 		return err
 	}

@@ -194,6 +194,10 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 	if err != nil {
 		return fmt.Errorf("--hop-bindings: %w", err)
 	}
+	creds, err := sf.HopCredentials()
+	if err != nil {
+		return err
+	}
 	// Listen first: while the agent waits for the agents it calls, its
 	// port says it is alive and not ready.
 	ln, err := net.Listen("tcp", cmp.Or(cfg.Addr, "127.0.0.1:0"))
@@ -205,7 +209,7 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 	release := serve.Hold(ln, w.String)
 	e := &env{model: m, remote: func(ctx context.Context, url string) (*bridge.RemoteAgent, error) {
 		defer w.add(url)()
-		return bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: url, Wait: *sf.Wait, Bindings: hops})
+		return bridge.NewRemoteAgent(ctx, bridge.RemoteConfig{URL: url, Wait: *sf.Wait, Bindings: hops, Credentials: creds})
 	}}
 	agent, err := build(ctx, e)
 	release()

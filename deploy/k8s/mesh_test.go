@@ -162,38 +162,86 @@ func publicURL(o *render.Objects, c container) (string, error) {
 	return v, nil
 }
 
+// mounted is where a file a container reads comes from: the volume
+// mounted over its path, and the key of the ConfigMap or Secret that
+// holds it ("" on another kind of volume).
+type mounted struct {
+	mount  corev1.VolumeMount
+	volume corev1.Volume
+	key    string
+}
+
+// mountedAt finds the volume that holds the file at path in c: the mount
+// with the longest path over it, and the key the volume maps to the file.
+func mountedAt(c container, path string) (mounted, error) {
+	best, rel := -1, ""
+	for i, m := range c.c.VolumeMounts {
+		root := strings.TrimSuffix(m.MountPath, "/")
+		var r string
+		switch {
+		case path == root && m.SubPath != "":
+			r = m.SubPath // the mount is one file of the volume
+		case strings.HasPrefix(path, root+"/"):
+			r = strings.TrimPrefix(path, root+"/")
+			if m.SubPath != "" {
+				r = m.SubPath + "/" + r
+			}
+		default:
+			continue
+		}
+		if best < 0 || len(root) > len(strings.TrimSuffix(c.c.VolumeMounts[best].MountPath, "/")) {
+			best, rel = i, r
+		}
+	}
+	if best < 0 {
+		return mounted{}, fmt.Errorf("%s: nothing is mounted at %s", c, path)
+	}
+	m := mounted{mount: c.c.VolumeMounts[best]}
+	i := slices.IndexFunc(c.w.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.mount.Name })
+	if i < 0 {
+		return m, fmt.Errorf("%s: %s is on volume %s, which the pod does not have", c, path, m.mount.Name)
+	}
+	m.volume = c.w.Template.Spec.Volumes[i]
+	var items []corev1.KeyToPath
+	switch {
+	case m.volume.ConfigMap != nil:
+		items = m.volume.ConfigMap.Items
+	case m.volume.Secret != nil:
+		items = m.volume.Secret.Items
+	default:
+		return m, nil
+	}
+	m.key = rel
+	if len(items) > 0 {
+		j := slices.IndexFunc(items, func(k corev1.KeyToPath) bool { return k.Path == rel })
+		if j < 0 {
+			return m, fmt.Errorf("%s: %s: volume %s maps no key to %s", c, path, m.mount.Name, rel)
+		}
+		m.key = items[j].Key
+	}
+	return m, nil
+}
+
 // file returns the content of the file at path in c, when a ConfigMap
 // volume mounted there holds it.
 func file(o *render.Objects, c container, path string) (string, error) {
-	for _, m := range c.c.VolumeMounts {
-		rel, ok := strings.CutPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/")
-		if !ok {
-			continue
-		}
-		i := slices.IndexFunc(c.w.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
-		if i < 0 || c.w.Template.Spec.Volumes[i].ConfigMap == nil {
-			return "", fmt.Errorf("%s: %s is on volume %s, not a ConfigMap", c, path, m.Name)
-		}
-		src := c.w.Template.Spec.Volumes[i].ConfigMap
-		cm := o.ConfigMap(src.Name)
-		if cm == nil {
-			return "", fmt.Errorf("%s: %s: no ConfigMap %s", c, path, src.Name)
-		}
-		key := rel
-		if len(src.Items) > 0 {
-			j := slices.IndexFunc(src.Items, func(k corev1.KeyToPath) bool { return k.Path == rel })
-			if j < 0 {
-				return "", fmt.Errorf("%s: %s: the volume maps no key to %s", c, path, rel)
-			}
-			key = src.Items[j].Key
-		}
-		v, ok := cm.Data[key]
-		if !ok {
-			return "", fmt.Errorf("%s: %s: ConfigMap %s has no key %s", c, path, src.Name, key)
-		}
-		return v, nil
+	m, err := mountedAt(c, path)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("%s: nothing is mounted at %s", c, path)
+	src := m.volume.ConfigMap
+	if src == nil {
+		return "", fmt.Errorf("%s: %s is on volume %s, not a ConfigMap", c, path, m.mount.Name)
+	}
+	cm := o.ConfigMap(src.Name)
+	if cm == nil {
+		return "", fmt.Errorf("%s: %s: no ConfigMap %s", c, path, src.Name)
+	}
+	v, ok := cm.Data[m.key]
+	if !ok {
+		return "", fmt.Errorf("%s: %s: ConfigMap %s has no key %s", c, path, src.Name, m.key)
+	}
+	return v, nil
 }
 
 // topology is the gateway's topology, as the file its --topology names.

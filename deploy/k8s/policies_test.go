@@ -62,8 +62,8 @@ func policies() []policy {
 			{"targets an undeclared port", "prod", patches(jsonPatch("Service", "nats", "- op: replace\n  path: /spec/ports/0/targetPort\n  value: clients")), nil},
 		}},
 		{name: "references resolve", check: checkReferences, breaks: []variant{
-			{"missing ConfigMap", "dev", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/0/configMap/name\n  value: gateway-topo")), nil},
-			{"missing key", "prod", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/0/configMap/items/0/key\n  value: mesh.yaml")), nil},
+			{"missing ConfigMap", "dev", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/2/configMap/name\n  value: gateway-topo")), nil},
+			{"missing key", "prod", patches(jsonPatch("Deployment", "gateway", "- op: replace\n  path: /spec/template/spec/volumes/2/configMap/items/0/key\n  value: mesh.yaml")), nil},
 			{"required Secret", "dev", patches(agentPatch("chat", "env:\n  - name: OPENAI_API_KEY\n    valueFrom:\n      secretKeyRef:\n        name: a2amesh-model\n        key: OPENAI_API_KEY\n        optional: false")), nil},
 			{"missing service account", "prod", patches(deleteObject("v1", "ServiceAccount", "math")), nil},
 			{"autoscaler of nothing", "prod", patches(jsonPatch("HorizontalPodAutoscaler", "chat", "- op: replace\n  path: /spec/scaleTargetRef/name\n  value: chatter")), nil},
@@ -120,6 +120,45 @@ func policies() []policy {
 		{name: "selectors own their pods", check: checkSelectors, breaks: []variant{
 			{"a selector over every pod", "dev", patches(jsonPatch("Deployment", "chat", "- op: replace\n  path: /spec/selector/matchLabels\n  value: {app.kubernetes.io/part-of: a2amesh}")), nil},
 		}},
+		{name: "every A2A server has an --auth-config it can read", check: checkAuthConfigured, breaks: []variant{
+			{"an agent without", "dev", patches(agentPatch("weather", "env:\n  - name: A2AMESH_AUTH_CONFIG\n    $patch: delete")), nil},
+			{"the gateway without", "prod", patches(agentPatch("gateway", "env:\n  - name: A2AMESH_AUTH_CONFIG\n    $patch: delete")), nil},
+			{"a misspelt field", "dev", configFile("agent-auth", "agent-auth.yaml", meshKeys+"polcy:\n  rules: []\n"), nil},
+		}},
+		{name: "no A2A server runs open", check: checkNotOpen, breaks: []variant{
+			{"anonymous callers", "dev", configFile("agent-auth", "agent-auth.yaml", "anonymous: true\n"+meshKeys), nil},
+			{"a policy in dry run", "prod", configFile("gateway-auth", "gateway-auth.yaml", clientKeys+"policy:\n  dryRun: true\n  rules:\n    - {methods: [\"*\"], scopes: [\"a2amesh:call\"]}\n"+clientLimits), nil},
+			{"no credential", "dev", configFile("agent-auth", "agent-auth.yaml", "policy:\n  rules:\n    - {methods: [\"*\"], scopes: [\"a2amesh:mesh\"]}\n"), nil},
+			{"no --auth-config", "prod", patches(agentPatch("planner", "env:\n  - name: A2AMESH_AUTH_CONFIG\n    $patch: delete")), nil},
+		}},
+		{name: "credentials are mounted read-only from ConfigMaps and Secrets", check: checkCredentialsMounted, breaks: []variant{
+			{"the mesh key writable", "dev", patches(agentPatch("math", "volumeMounts:\n  - mountPath: /var/run/secrets/a2amesh/mesh-key\n    readOnly: false")), nil},
+			{"an optional Secret", "prod", patches(podPatch("Deployment", "gateway", "volumes:\n  - name: signing-key\n    secret:\n      secretName: a2amesh-signing-key\n      optional: true")), nil},
+			{"a key file nothing mounts", "dev", configFile("agent-auth", "agent-auth.yaml", strings.Replace(meshKeys, "mesh-key/key", "mesh/key", 1)), nil},
+			{"a key in a ConfigMap", "prod", patches(podPatch("Deployment", "gateway", "volumes:\n  - name: client-keys\n    secret: null\n    configMap:\n      name: gateway-auth")), nil},
+			{"a Secret by subPath", "dev", patches(agentPatch("gateway", "volumeMounts:\n  - name: signing-key\n    mountPath: /var/run/secrets/a2amesh/signing-key/key.pem\n    subPath: key.pem\n    readOnly: true")), nil},
+		}},
+		{name: "secrets stay out of the manifests", check: checkSecretsStayOut, breaks: []variant{
+			{"a Secret in the manifests", "prod", "secretGenerator:\n  - name: a2amesh-mesh-key\n    literals:\n      - key=not-so-secret-after-all\n", nil},
+			{"a key in the environment", "dev", patches(agentPatch("chat", "env:\n  - name: OPENAI_API_KEY\n    value: sk-in-the-manifest\n    valueFrom: null")), nil},
+			{"a key on the command line", "prod", patches(jsonPatch("Deployment", "chat", "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --openai-api-key=sk-in-the-manifest")), nil},
+			{"a private key in a ConfigMap", "dev", "configMapGenerator:\n  - name: stray\n    literals:\n      - |-\n" + indent("key.pem=-----BEGIN "+"PRIVATE KEY-----\nAAAA\n-----END "+"PRIVATE KEY-----", 8), nil},
+			{"a token in a ConfigMap", "prod", configFile("hop-credentials", "hop-credentials.yaml", "kind: bearer\ntoken: in-the-manifest\nsecretFile: /var/run/secrets/a2amesh/mesh-key/key\n"), nil},
+		}},
+		{name: "the gateway signs its card", check: checkGatewaySigns, breaks: []variant{
+			{"no signing key", "prod", patches(agentPatch("gateway", "env:\n  - name: A2AMESH_SIGNING_KEY\n    $patch: delete")), nil},
+			{"a key from an emptyDir", "dev", patches(podPatch("Deployment", "gateway", "volumes:\n  - name: signing-key\n    secret: null\n    emptyDir: {}")), nil},
+		}},
+		{name: "the gateway limits each client", check: checkGatewayLimits, breaks: []variant{
+			{"no limits", "prod", configFile("gateway-auth", "gateway-auth.yaml", clientKeys+"policy:\n  rules:\n    - {methods: [\"*\"], scopes: [\"a2amesh:call\"]}\n"), nil},
+		}},
+		{name: "the mesh's calls carry a key the callee admits", check: checkHopsAuthenticated, breaks: []variant{
+			{"supervisor without", "dev", patches(agentPatch("supervisor", "env:\n  - name: A2AMESH_HOP_CREDENTIALS\n    $patch: delete")), nil},
+			{"the gateway's key from another Secret", "prod", patches(podPatch("Deployment", "gateway", "volumes:\n  - name: mesh-key\n    secret:\n      secretName: a2amesh-old-mesh-key")), nil},
+			{"a scope the key lacks", "dev", configFile("agent-auth", "agent-auth.yaml", meshKeys+"policy:\n  rules:\n    - {methods: [\"*\"], scopes: [admin]}\n"), nil},
+			{"another header", "prod", configFile("hop-credentials", "hop-credentials.yaml", "kind: apiKey\nheader: X-Mesh-Key\nsecretFile: /var/run/secrets/a2amesh/mesh-key/key\n"), nil},
+			{"a bearer token to agents that take none", "dev", configFile("hop-credentials", "hop-credentials.yaml", "kind: bearer\nsecretFile: /var/run/secrets/a2amesh/mesh-key/key\n"), nil},
+		}},
 		{name: "the gateway is the front door", check: checkFrontDoor, breaks: []variant{
 			{"the card names the Service", "prod", patches(agentPatch("gateway", "env:\n  - name: GATEWAY_PUBLIC_URL\n    value: http://gateway:9100/")), nil},
 			{"the card names another port", "dev", patches(agentPatch("gateway", "env:\n  - name: GATEWAY_PUBLIC_URL\n    value: http://127.0.0.1:8080/")), nil},
@@ -127,6 +166,13 @@ func policies() []policy {
 		}},
 	}
 }
+
+// The parts of the base's auth files (base/auth) that variants keep.
+const (
+	meshKeys     = "apiKeys:\n  keys:\n    - name: mesh\n      scopes: [\"a2amesh:mesh\"]\n      keyFile: /var/run/secrets/a2amesh/mesh-key/key\n"
+	clientKeys   = "apiKeys:\n  keys:\n    - name: client\n      scopes: [\"a2amesh:call\"]\n      keyFile: /var/run/secrets/a2amesh/client-keys/client\n"
+	clientLimits = "limits:\n  perPrincipal: {perSecond: 20, burst: 40}\n"
+)
 
 // natsSelfPolicy lets NATS servers reach each other's client port.
 const natsSelfPolicy = `apiVersion: networking.k8s.io/v1
@@ -381,11 +427,13 @@ func checkServices(_ *meta, _ string, o *render.Objects) []string {
 	return bad
 }
 
-// checkReferences: every ConfigMap, Secret and key a pod reads exists in
-// the output, but for a Secret reference marked optional: the model's
-// credentials (a2amesh-model), which the operator creates or not (without
-// them the agents run the offline model). Service accounts, the
-// autoscalers' and budgets' targets and the Ingress's backends exist too.
+// checkReferences: every ConfigMap and key a pod reads exists in the
+// output, and every Secret key its environment reads, but for one marked
+// optional: the model's credentials (a2amesh-model), which the operator
+// creates or not (without them the agents run the offline model). The
+// Secrets pods mount are the operator's too, required
+// (checkCredentialsMounted). Service accounts, the autoscalers' and
+// budgets' targets and the Ingress's backends exist too.
 func checkReferences(_ *meta, _ string, o *render.Objects) []string {
 	var bad []string
 	for _, c := range containers(o) {

@@ -4,12 +4,20 @@ package k8s_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,9 +31,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/cardsign"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/credentials"
 	"github.com/a2amesh/a2amesh/deploy/k8s/internal/localcluster"
 	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 )
@@ -39,7 +51,10 @@ import (
 // while every Deployment rolls as `kubectl rollout restart` would roll it
 // (all at once, each by its maxSurge and maxUnavailable): no request may
 // fail, no stream may lose or repeat an event, every old pod must exit 0,
-// and a task interrupted before the rollout must resume after it.
+// and a task interrupted before the rollout must resume after it. The
+// Secrets the manifests reference are created as docs/deploy.md says,
+// with values of the test's own: the clients send the client key, and the
+// gateway and the agents refuse a call without their keys.
 func TestRollingRestartLosesNothing(t *testing.T) {
 	if os.Geteuid() != 0 {
 		// Network namespaces, mounts and chroot: CI and this project's
@@ -56,6 +71,7 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys := createSecrets(t, o)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	c, err := localcluster.Start(ctx, localcluster.Config{Objects: o, Images: localImages(t), Dir: t.TempDir(), Nodes: 3})
@@ -77,7 +93,14 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	t.Logf("every pod ready %v after the start", time.Since(started).Round(time.Millisecond))
 
 	checkStreamReplicas(t, ctx, c, 3)
-	cl := ingressClient(t, ctx, c, o)
+	hc, gatewayURL := ingress(t, c, o)
+	checkKeysRequired(t, ctx, c, o, hc, gatewayURL, keys)
+	cl, err := client.New(ctx, gatewayURL, client.Config{HTTPClient: hc, Credentials: credentials.APIKey("", keys.client)})
+	if err != nil {
+		t.Fatalf("the gateway behind the ingress: %v", err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	checkSignedCard(t, ctx, cl.Card(), hc, gatewayURL)
 
 	// A task left waiting for its user before the rollout.
 	first, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "Ask me who the report is for, then write it")})
@@ -114,8 +137,9 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 			t.Errorf("rollout of %s: %v", deploys[i], err)
 		}
 	}
-	t.Logf("rolled %d Deployments (%d pods replaced) in %v under load: %d streams, %d events, %d retried after a retryable refusal, %d failed",
-		len(deploys), podCount(c, deploys), rollTime.Round(time.Millisecond), res.streams, res.events, res.retried, len(res.failures))
+	t.Logf("rolled %d Deployments (%d pods replaced) in %v under load: %d streams, %d events, %d retried after a retryable refusal (%d requests past the gateway's rate limit), %d failed",
+		len(deploys), podCount(c, deploys), rollTime.Round(time.Millisecond), res.streams, res.events, res.retried,
+		strings.Count(c.Logs(), "limit is reached"), len(res.failures))
 	for i, f := range res.failures {
 		if i == 10 {
 			t.Errorf("... and %d more", len(res.failures)-10)
@@ -194,12 +218,12 @@ func localImages(t *testing.T) map[string]localcluster.Image {
 	}
 }
 
-// ingressClient is a client outside the cluster that reaches the gateway
-// as the prod overlay's Ingress publishes it: at its public URL, over TLS
-// ended by a reverse proxy that sends each request to one of the
+// ingress is how a client outside the cluster reaches the gateway as the
+// prod overlay's Ingress publishes it: at its public URL (returned), over
+// TLS ended by a reverse proxy that sends each request to one of the
 // Service's ready endpoints, as ingress-nginx does (it balances requests
 // over endpoints, not connections over a Service address).
-func ingressClient(t *testing.T, ctx context.Context, c *localcluster.Cluster, o *render.Objects) *client.Client {
+func ingress(t *testing.T, c *localcluster.Cluster, o *render.Objects) (*http.Client, string) {
 	t.Helper()
 	ing := o.Ingresses[0]
 	host := ing.Spec.Rules[0].Host
@@ -238,14 +262,141 @@ func ingressClient(t *testing.T, ctx context.Context, c *localcluster.Cluster, o
 		var d net.Dialer
 		return d.DialContext(ctx, network, front.Listener.Addr().String())
 	}
-	hc := &http.Client{Transport: tr}
 	t.Cleanup(tr.CloseIdleConnections)
-	cl, err := client.New(ctx, "https://"+host+"/", client.Config{HTTPClient: hc})
-	if err != nil {
-		t.Fatalf("the gateway behind the ingress: %v", err)
+	return &http.Client{Transport: tr}, "https://" + host + "/"
+}
+
+// testKeys are the secrets the test gave the mesh.
+type testKeys struct {
+	mesh, client staticSecret
+}
+
+// staticSecret is a secret the test holds.
+type staticSecret string
+
+func (s staticSecret) Value() (string, error) { return string(s), nil }
+
+// createSecrets adds to o the Secrets its manifests reference and the
+// operator creates (docs/deploy.md#security): the mesh key, the client
+// key, the gateway's signing key, random each run.
+func createSecrets(t *testing.T, o *render.Objects) testKeys {
+	t.Helper()
+	random := func() string {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(b)
 	}
-	t.Cleanup(func() { _ = cl.Close() })
-	return cl
+	keys := testKeys{mesh: staticSecret(random()), client: staticSecret(random())}
+	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := o.Namespaces[0].Name
+	for name, data := range map[string]map[string][]byte{
+		"a2amesh-mesh-key":    {"key": []byte(keys.mesh)},
+		"a2amesh-client-keys": {"client": []byte(keys.client)},
+		"a2amesh-signing-key": {"key.pem": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})},
+	} {
+		o.Secrets = append(o.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data})
+	}
+	return keys
+}
+
+// checkKeysRequired sends a message to the gateway, and to an agent
+// directly, with each key and with none: the gateway takes the client key
+// only, the agent the mesh key only; the others are refused with 401 and
+// a challenge naming the header.
+func checkKeysRequired(t *testing.T, ctx context.Context, c *localcluster.Cluster, o *render.Objects, hc *http.Client, gatewayURL string, keys testKeys) {
+	t.Helper()
+	var weather container
+	for _, ct := range containers(o) {
+		if ct.w.Name == "weather" && isA2amesh(ct.c) {
+			weather = ct
+		}
+	}
+	card, err := publicURL(o, weather)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := c.Pods("weather")
+	if len(pods) == 0 {
+		t.Fatal("no weather pod")
+	}
+	// Straight to the pod, as its card's host (the agent refuses another).
+	agentURL := "http://" + net.JoinHostPort(pods[0].IP.String(), u.Port()) + "/"
+	direct := &http.Client{Timeout: 30 * time.Second}
+	for _, tc := range []struct {
+		to, with     string
+		hc           *http.Client
+		url, host    string
+		key          staticSecret
+		wantAdmitted bool
+	}{
+		{"the gateway", "no key", hc, gatewayURL, "", "", false},
+		{"the gateway", "the mesh key", hc, gatewayURL, "", keys.mesh, false},
+		{"the gateway", "the client key", hc, gatewayURL, "", keys.client, true},
+		{"an agent", "no key", direct, agentURL, u.Host, "", false},
+		{"an agent", "the client key", direct, agentURL, u.Host, keys.client, false},
+		{"an agent", "the mesh key", direct, agentURL, u.Host, keys.mesh, true},
+	} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"keys-1","role":"ROLE_USER","parts":[{"text":"What's the weather in Oslo?"}]}}}`
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, tc.url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.key != "" {
+			req.Header.Set("X-API-Key", string(tc.key))
+		}
+		resp, err := tc.hc.Do(req)
+		if err != nil {
+			t.Fatalf("%s with %s: %v", tc.to, tc.with, err)
+		}
+		reply, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		switch {
+		case tc.wantAdmitted && (resp.StatusCode != http.StatusOK || strings.Contains(string(reply), `"error"`)):
+			t.Errorf("%s with %s: %s %s, want an answer", tc.to, tc.with, resp.Status, reply)
+		case !tc.wantAdmitted && resp.StatusCode != http.StatusUnauthorized:
+			t.Errorf("%s with %s: %s %s, want 401", tc.to, tc.with, resp.Status, reply)
+		case !tc.wantAdmitted && !strings.Contains(resp.Header.Get("WWW-Authenticate"), `header="X-API-Key"`):
+			t.Errorf("%s with %s: 401 with the challenge %q, want one naming X-API-Key", tc.to, tc.with, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+}
+
+// checkSignedCard verifies the gateway's card as a team importing it
+// would: against the key its JWKS publishes. The card declares the key
+// it takes.
+func checkSignedCard(t *testing.T, ctx context.Context, card *a2a.AgentCard, hc *http.Client, gatewayURL string) {
+	t.Helper()
+	if len(card.Signatures) == 0 {
+		t.Fatal("the gateway's card is not signed")
+	}
+	v, err := cardsign.NewVerifier(cardsign.VerifierConfig{JWKSURL: gatewayURL + ".well-known/jwks.json", HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Verify(ctx, card); err != nil {
+		t.Errorf("the gateway's card does not verify against its JWKS: %v", err)
+	}
+	if len(card.SecurityRequirements) == 0 || card.SecuritySchemes["apiKey"].APIKey == nil {
+		t.Errorf("the gateway's card declares no API key: schemes %v, requirements %v", card.SecuritySchemes, card.SecurityRequirements)
+	}
 }
 
 // seedQuestions are questions the offline model routes to each kind of

@@ -40,6 +40,12 @@ func deleteObject(apiVersion, kind, name string) string {
 	return smp(fmt.Sprintf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n$patch: delete", apiVersion, kind, name))
 }
 
+// configFile replaces the one file of a generated ConfigMap (the base's
+// agent-auth, gateway-auth, hop-credentials) with content.
+func configFile(configMap, name, content string) string {
+	return "configMapGenerator:\n  - name: " + configMap + "\n    behavior: replace\n    literals:\n      - |-\n" + indent(name+"="+content, 8)
+}
+
 func indent(s string, n int) string {
 	pad := strings.Repeat(" ", n)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

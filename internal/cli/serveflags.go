@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,10 +12,12 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/cardsign"
+	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/adk/model"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/adk/model/openai"
+	"github.com/a2amesh/a2amesh/gateway"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/serve"
 )
@@ -41,9 +45,13 @@ type ServeFlags struct {
 	// HopBindings are the protocol bindings to call other agents over,
 	// the preferred first (names as cards give them); empty: the client's
 	// default.
-	hopBindings *string
-	authConfig  *string
-	signingKey  *string
+	hopBindings    *string
+	authConfig     *string
+	signingKey     *string
+	hopCredentials *string
+	tlsCert        *string
+	tlsKey         *string
+	tlsClientCA    *string
 }
 
 // flagOf names the flag of a serve.Config field, and says what to add to
@@ -136,6 +144,13 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 			"file (JSON or YAML) saying who may call: API keys (secrets from files or env vars), JWT issuers, mTLS, the per-method policy and rate limits (see docs/security.md); empty: every caller is anonymous"),
 		signingKey: f.StringEnv("signing-key", "A2AMESH_SIGNING_KEY", "",
 			"PEM file of a private key (EC P-256, RSA 2048+ or Ed25519) that signs the agent card and push notifications; its public key is published at /.well-known/jwks.json (empty: unsigned)"),
+		hopCredentials: f.StringEnv("hop-credentials", "A2AMESH_HOP_CREDENTIALS", "",
+			"file (YAML or JSON) of the credential every call to other agents carries, in the topology's credentials format (kind: apiKey, bearer, clientCredentials, forward or exchange; secrets by secretFile or secretEnv); a gateway topology's own credentials win; empty: none"),
+		tlsCert: f.StringEnv("tls-cert", "A2AMESH_TLS_CERT", "",
+			"PEM certificate (chain) to serve the HTTP bindings over TLS with, with --tls-key; the card's URL is then https (the gRPC binding stays plain: terminate its TLS in front)"),
+		tlsKey: f.StringEnv("tls-key", "A2AMESH_TLS_KEY", "", "PEM private key of --tls-cert"),
+		tlsClientCA: f.StringEnv("tls-client-ca", "A2AMESH_TLS_CLIENT_CA", "",
+			"with --tls-cert: PEM CA certificates whose client certificates are verified when given, for the mtls credentials of --auth-config"),
 		hopBindings: f.StringEnv("hop-bindings", "A2AMESH_HOP_BINDINGS", "",
 			"protocol bindings to call other agents over, the preferred first, among those their cards list (comma-separated: JSONRPC, HTTP+JSON, GRPC; empty: JSONRPC,HTTP+JSON)"),
 	}
@@ -190,6 +205,9 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 		}
 		return c, err
 	}
+	if err := s.tlsConfig(&c); err != nil {
+		return c, err
+	}
 	if *s.signingKey != "" {
 		k, err := cardsign.LoadSigningKey(*s.signingKey)
 		if err != nil {
@@ -211,6 +229,47 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 
 // Logger returns the logger --log-level asks for.
 func (s *ServeFlags) Logger() (*slog.Logger, error) { return Logger(*s.logLevel) }
+
+// tlsConfig sets c.TLS from --tls-cert, --tls-key and --tls-client-ca.
+func (s *ServeFlags) tlsConfig(c *serve.Config) error {
+	cert, key, ca := *s.tlsCert, *s.tlsKey, *s.tlsClientCA
+	switch {
+	case cert == "" && key == "" && ca == "":
+		return nil
+	case cert == "" || key == "":
+		return errors.New("--tls-cert and --tls-key: give both, or neither (and no --tls-client-ca)")
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return fmt.Errorf("--tls-cert, --tls-key: %w", err)
+	}
+	c.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return fmt.Errorf("--tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--tls-client-ca: %s holds no PEM certificate", ca)
+		}
+		c.TLS.ClientCAs, c.TLS.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return nil
+}
+
+// HopCredentials is --hop-credentials: what every call to another agent
+// carries; nil without the flag.
+func (s *ServeFlags) HopCredentials() (client.Credentials, error) {
+	if *s.hopCredentials == "" {
+		return nil, nil
+	}
+	c, err := gateway.LoadCredentials(*s.hopCredentials)
+	if err != nil {
+		return nil, fmt.Errorf("--hop-credentials: %w", err)
+	}
+	return c, nil
+}
 
 // HopBindings is --hop-bindings: the names of the bindings to call other
 // agents over, the preferred first.

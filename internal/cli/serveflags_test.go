@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +60,11 @@ func TestServeFlagPairs(t *testing.T) {
 		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--data-dir", "/tmp/a2amesh"}, "--data-dir: applies only with the state in memory"},
 		{[]string{"--push-allow", "10.0.0.0/8, bad host"}, `--push-allow`},
 		{[]string{"--drain-delay", "-1s"}, "--drain-delay: must not be negative"},
+		{[]string{"--auth-config", "/nonexistent/auth.yaml"}, "--auth-config: auth config: open /nonexistent/auth.yaml"},
+		{[]string{"--signing-key", "/nonexistent/key.pem"}, "--signing-key: "},
+		{[]string{"--tls-cert", "/nonexistent/cert.pem"}, "give both"},
+		{[]string{"--tls-client-ca", "/nonexistent/ca.pem"}, "give both"},
+		{[]string{"--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"}, "--tls-cert, --tls-key: open /nonexistent/cert.pem"},
 	}
 	for _, tt := range tests {
 		_, err := serveConfig(t, tt.args...)
@@ -125,5 +136,72 @@ func TestServeFlagsPushAllow(t *testing.T) {
 	c, err := serveConfig(t, "--push-allow", "127.0.0.0/8, hooks.internal:8443")
 	if err != nil || strings.Join(c.PushAllow, " ") != "127.0.0.0/8 hooks.internal:8443" {
 		t.Fatalf("PushAllow %q, %v", c.PushAllow, err)
+	}
+}
+
+// --auth-config gives the server a gate from the file; --signing-key a
+// key from its PEM file.
+func TestServeFlagsAuth(t *testing.T) {
+	dir := t.TempDir()
+	authFile, keyFile := filepath.Join(dir, "auth.yaml"), filepath.Join(dir, "key.pem")
+	write := func(path, s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TEST_CI_KEY", "ci-key-0123456789abcdef")
+	write(authFile, "apiKeys: {keys: [{name: ci, keyEnv: TEST_CI_KEY}]}\n")
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(keyFile, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
+	c, err := serveConfig(t, "--auth-config", authFile, "--signing-key", keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Gate == nil || c.Gate.Open() || c.SigningKey == nil {
+		t.Fatalf("gate %v, signing key %v", c.Gate, c.SigningKey)
+	}
+	write(authFile, "apiKeys: {keys: [{name: ci, key: inline-0123456789}]}\n")
+	if _, err := serveConfig(t, "--auth-config", authFile); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Fatalf("an inline key: %v", err)
+	}
+}
+
+// --hop-credentials makes the credential every hop carries, from a file
+// in the topology's credential format; a bad file names the flag.
+func TestServeFlagsHopCredentials(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hop.yaml")
+	t.Setenv("TEST_MESH_KEY", "mesh-key-0123456789")
+	hop := func(content string) (any, error) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := NewFlags("test", "TEST")
+		sf := DefineServe(f, "127.0.0.1:0")
+		if err := f.Parse([]string{"--hop-credentials", file}); err != nil {
+			t.Fatal(err)
+		}
+		return sf.HopCredentials()
+	}
+	c, err := hop("kind: apiKey\nsecretEnv: TEST_MESH_KEY\n")
+	if err != nil || c == nil {
+		t.Fatalf("an API key: %v, %v", c, err)
+	}
+	for content, want := range map[string]string{
+		"kind: apiKey\nsecret: inline\n":          "unknown field",
+		"kind: apiKey\nsecretEnv: TEST_UNSET_X\n": "secretEnv",
+		"kind: telepathy\n":                       "kind",
+	} {
+		if _, err := hop(content); err == nil || !strings.Contains(err.Error(), "--hop-credentials") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error naming --hop-credentials and %q", content, err, want)
+		}
 	}
 }
