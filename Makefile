@@ -91,18 +91,26 @@ fuzz: fuzz-seed
 
 # Side-by-side benchmarks: the A2A server with a2a-go v2.4.0 in process
 # (go test -bench) and over the network (a2aload compare); the ADK with
-# Eino v0.7.36; what a remote hop adds, with adk-go v0.3.0 + a2a-go v0.3.3
-# (a2aload hops); the echo service's stores in memory vs on JetStream, beside
-# what acknowledged JetStream writes alone cost (a2aload state); memory at
-# default flags under sustained and hostile load (a2aload soak). See
-# docs/benchmarks.md.
-# The echo comparisons run every server at Go's default GOGC (a2amesh
-# services run at 200 otherwise, cli.TuneProcess), as the peers do.
+# Eino v0.7.36; then bench-load.
 bench: build
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 5 . | tee ../bin/bench.txt
 	cd bench/eino && $(GO) test -run '^$$' -bench . -count 5 | tee ../../bin/bench-eino.txt
+	$(MAKE) bench-load
+
+# The benchmarks over the network (a2aload): the echo server against
+# a2a-go's and a bare Hertz floor (compare), on every binding (bindings);
+# what authenticating each request costs, an API key or a bearer JWT
+# against the open server (auth); what a remote hop adds, with adk-go
+# v0.3.0 + a2a-go v0.3.3 (hops); the echo service's stores in memory vs on
+# JetStream, beside what acknowledged JetStream writes alone cost (state);
+# memory at default flags under sustained and hostile load (soak). See
+# docs/benchmarks.md.
+# The echo comparisons run every server at Go's default GOGC (a2amesh
+# services run at 200 otherwise, cli.TuneProcess), as the peers do.
+bench-load: build
 	GOGC=100 bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	GOGC=100 bin/a2aload bindings --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/bindings.md
+	GOGC=100 bin/a2aload auth --ours "bin/a2amesh serve echo" | tee bin/auth.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
 	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md

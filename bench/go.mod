@@ -8,6 +8,7 @@ require (
 	github.com/a2amesh/a2amesh v0.0.0
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/cloudwego/hertz v0.10.6
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/uuid v1.6.0
 	github.com/nats-io/nats.go v1.55.0
 	google.golang.org/grpc v1.85.0

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,32 +102,36 @@ type remoteKeys struct {
 	fetching chan struct{}
 	// err is why the last fetch failed, nil after a good one.
 	err error
+	// epoch counts the fetches that dropped a key the one before had (or
+	// changed it under its kid): the cache of verified tokens trusts only
+	// the tokens verified in the current epoch.
+	epoch uint64
 }
 
-// get returns the cached keys, refreshed first if they are older than
-// refresh or, with stale, whatever their age (the caller needs a key they
-// lack), unless a fetch started less than minRefresh ago. Its error is
-// non-nil only when it has no keys to return: none were ever fetched, or
-// ctx ended while it waited for a fetch.
-func (r *remoteKeys) get(ctx context.Context, stale bool) ([]verifyKey, error) {
+// get returns the cached keys and their epoch, refreshed first if they
+// are older than refresh or, with stale, whatever their age (the caller
+// needs a key they lack), unless a fetch started less than minRefresh
+// ago. Its error is non-nil only when it has no keys to return: none were
+// ever fetched, or ctx ended while it waited for a fetch.
+func (r *remoteKeys) get(ctx context.Context, stale bool) ([]verifyKey, uint64, error) {
 	r.mu.Lock()
 	now := time.Now()
 	have := !r.fetched.IsZero()
 	if have && !stale && now.Sub(r.fetched) < r.refresh {
 		defer r.mu.Unlock()
-		return r.keys, nil
+		return r.keys, r.epoch, nil
 	}
 	if wait := r.fetching; wait != nil {
 		if have && !stale {
 			// Old keys serve until the fetch under way replaces them.
 			defer r.mu.Unlock()
-			return r.keys, nil
+			return r.keys, r.epoch, nil
 		}
 		r.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("auth: waiting for the JWKS: %w", ctx.Err())
+			return nil, 0, fmt.Errorf("auth: waiting for the JWKS: %w", ctx.Err())
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -144,6 +150,9 @@ func (r *remoteKeys) get(ctx context.Context, stale bool) ([]verifyKey, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err == nil {
+		if dropsAny(r.keys, keys) {
+			r.epoch++
+		}
 		r.keys, r.fetched = keys, time.Now()
 	}
 	r.err = err
@@ -152,12 +161,30 @@ func (r *remoteKeys) get(ctx context.Context, stale bool) ([]verifyKey, error) {
 	return r.result()
 }
 
-// result is what get returns without fetching; r.mu is held.
-func (r *remoteKeys) result() ([]verifyKey, error) {
-	if r.fetched.IsZero() {
-		return nil, r.err // a fetch ended, and none well
+// dropsAny reports whether some key of old is not in keys: no key there
+// has its kid, alg and public key.
+func dropsAny(old, keys []verifyKey) bool {
+	for _, o := range old {
+		if !slices.ContainsFunc(keys, o.same) {
+			return true
+		}
 	}
-	return r.keys, nil
+	return false
+}
+
+// same reports whether k and o are the same key under the same kid and
+// alg.
+func (k verifyKey) same(o verifyKey) bool {
+	pub, ok := k.key.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.kid == o.kid && k.alg == o.alg && pub.Equal(o.key)
+}
+
+// result is what get returns without fetching; r.mu is held.
+func (r *remoteKeys) result() ([]verifyKey, uint64, error) {
+	if r.fetched.IsZero() {
+		return nil, 0, r.err // a fetch ended, and none well
+	}
+	return r.keys, r.epoch, nil
 }
 
 // fetch reads the JWKS. It is detached from ctx's end (though bounded by

@@ -93,6 +93,7 @@ type JWT struct {
 	tenantClaim   string
 	scopeClaim    string
 	maxTokenBytes int
+	cache         tokenCache
 }
 
 var _ Authenticator = (*JWT)(nil)
@@ -237,11 +238,71 @@ var errNoBearer = fmt.Errorf("auth: no bearer token: %w", ErrNoCredentials)
 //
 // The principal's Claims are the token's claims but iss, sub, the tenant
 // and the scope claims, which fill its other fields.
+//
+// A token once admitted is taken on trust when the same bytes come again,
+// for up to two minutes, so that a client sending its token with every
+// request pays for the signature and the claims once: until then its exp
+// is still checked on every request (within Skew), and a JWKS refresh
+// that no longer publishes the key that signed it ends the trust. The
+// requests presenting one token may then share its Principal: treat it
+// as read-only.
 func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, error) {
 	token, err := j.bearer(creds)
 	if err != nil {
 		return nil, err
 	}
+	d := digest(token)
+	// The keys of a JWKS URL are read first, on a cache hit too: it keeps
+	// their refresh on schedule, and a hit serves only while no refresh
+	// has dropped a key since the token was verified.
+	var ks jwksKeys
+	if j.remote != nil {
+		ks.remote, ks.epoch, ks.err = j.remote.get(ctx, false)
+	}
+	now := time.Now()
+	if e, ok := j.cache.get(d, now); ok {
+		// As jwt.Claims.ValidateWithLeeway, which admitted the token, has it.
+		if now.Add(-j.skew).After(e.exp) {
+			j.cache.remove(d)
+			return nil, refuse(reasonExpired)
+		}
+		if ks.err == nil && e.epoch == ks.epoch {
+			return e.p, nil
+		}
+		j.cache.remove(d)
+	}
+	p, err := j.verified(ctx, token, ks)
+	if err != nil {
+		return nil, err
+	}
+	if exp, ok := expiry(p); ok {
+		j.cache.put(d, p, exp, ks.epoch, now)
+	}
+	return p, nil
+}
+
+// jwksKeys are the keys of the JWKS URL a request has read, and their epoch
+// (see remoteKeys.get); none without a JWKS URL.
+type jwksKeys struct {
+	remote []verifyKey
+	epoch  uint64
+	err    error
+}
+
+// expiry reads the exp of a verified token from its principal's claims,
+// where principal leaves it (a NumericDate, read as jwt.NumericDate
+// reads it). Without it the token is not cached.
+func expiry(p *Principal) (time.Time, bool) {
+	exp, ok := p.Claims["exp"].(float64)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(exp), 0), true
+}
+
+// verified checks token's signature, against the pinned keys and ks,
+// and its claims, and returns its principal.
+func (j *JWT) verified(ctx context.Context, token string, ks jwksKeys) (*Principal, error) {
 	sig, err := jose.ParseSignedCompact(token, j.algs)
 	if err != nil {
 		if e, ok := errors.AsType[*jose.ErrUnexpectedSignatureAlgorithm](err); ok && e.Got != "" {
@@ -250,7 +311,7 @@ func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, 
 		return nil, refuse(reasonMalformed)
 	}
 	h := sig.Signatures[0].Header
-	payload, err := j.verify(ctx, sig, h.KeyID, h.Algorithm)
+	payload, err := j.verify(ctx, sig, h.KeyID, h.Algorithm, ks)
 	if err != nil {
 		return nil, err
 	}
@@ -272,23 +333,22 @@ func (j *JWT) bearer(creds Credentials) (string, error) {
 		return "", refuse(reasonTooLarge)
 	}
 	token = strings.TrimLeft(token, " ")
-	if token == "" || strings.ContainsAny(token, " \t") {
+	// Two byte searches rather than strings.ContainsAny, which walks the
+	// token a byte at a time: it comes with every request.
+	if token == "" || strings.IndexByte(token, ' ') >= 0 || strings.IndexByte(token, '\t') >= 0 {
 		return "", refuse(reasonMalformed)
 	}
 	return token, nil
 }
 
 // verify checks sig with the key it names and returns its payload. A
-// token naming a key the JWKS lacks refreshes it (see remoteKeys.get).
-func (j *JWT) verify(ctx context.Context, sig *jose.JSONWebSignature, kid, alg string) ([]byte, error) {
-	var remote []verifyKey
-	var remoteErr error
-	if j.remote != nil {
-		remote, remoteErr = j.remote.get(ctx, false)
-	}
+// token naming a key the JWKS keys ks lack refreshes them (see
+// remoteKeys.get).
+func (j *JWT) verify(ctx context.Context, sig *jose.JSONWebSignature, kid, alg string, ks jwksKeys) ([]byte, error) {
+	remote, remoteErr := ks.remote, ks.err
 	keys, reason := pick(kid, alg, j.pinned, remote)
 	if reason == reasonUnknownKey && j.remote != nil {
-		remote, remoteErr = j.remote.get(ctx, true)
+		remote, _, remoteErr = j.remote.get(ctx, true)
 		keys, reason = pick(kid, alg, j.pinned, remote)
 	}
 	if reason == reasonUnknownKey && remoteErr != nil && len(j.pinned) == 0 {

@@ -204,6 +204,8 @@ func endpointOf(binding, raw string) (endpoint, error) {
 type bindingsBench struct {
 	conns, grpcConns, maxReq int
 	warm, d                  time.Duration
+	// headers go with every request, the check's too.
+	headers []header
 }
 
 // measure starts a fresh process of s, checks that it answers sc over ep
@@ -214,7 +216,7 @@ func (b *bindingsBench) measure(ctx context.Context, s *target, ep endpoint, sc 
 	if err := t.start(); err != nil {
 		return measurement{}, err
 	}
-	if err := verify(ctx, ep, sc); err != nil {
+	if err := verify(ctx, ep, sc, b.headers); err != nil {
 		return measurement{}, fmt.Errorf("%s over %s, %s: %w", s.name, ep.binding, sc.name, err)
 	}
 	run, err := b.driver(ctx, ep, sc)
@@ -236,14 +238,14 @@ func (b *bindingsBench) measure(ctx context.Context, s *target, ep endpoint, sc 
 
 // driver returns the load run of sc over ep: the minimal HTTP/1.1 client
 // for the JSON bindings (a stream's SSE body read to its end), grpc-go
-// with prepared bytes for gRPC.
+// with prepared bytes for gRPC; every request carries b.headers.
 func (b *bindingsBench) driver(ctx context.Context, ep endpoint, sc scenario) (func(time.Duration) (result, error), error) {
 	switch ep.binding {
 	case bindingJSONRPC:
-		req := request(ep.addr, ep.path, sc.method, "1.0", sc.text)
+		req := withHeaders(request(ep.addr, ep.path, sc.method, "1.0", sc.text), b.headers)
 		return func(d time.Duration) (result, error) { return load(ctx, ep.addr, req, b.conns, d, b.maxReq) }, nil
 	case bindingREST:
-		req := restRequest(ep.addr, ep.path+strings.TrimPrefix(sc.rest, "/"), sc.text)
+		req := withHeaders(restRequest(ep.addr, ep.path+strings.TrimPrefix(sc.rest, "/"), sc.text), b.headers)
 		return func(d time.Duration) (result, error) { return load(ctx, ep.addr, req, b.conns, d, b.maxReq) }, nil
 	case bindingGRPC:
 		req, err := grpcSendRequest(sc.text)
@@ -251,7 +253,7 @@ func (b *bindingsBench) driver(ctx context.Context, ep endpoint, sc scenario) (f
 			return nil, err
 		}
 		return func(d time.Duration) (result, error) {
-			return loadGRPC(ctx, ep.addr, sc.grpc, req, b.conns, b.grpcConns, d, b.maxReq)
+			return loadGRPC(ctx, ep.addr, sc.grpc, req, b.headers, b.conns, b.grpcConns, d, b.maxReq)
 		}, nil
 	}
 	return nil, fmt.Errorf("no load driver for %s", ep.binding)

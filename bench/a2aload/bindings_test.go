@@ -118,7 +118,7 @@ func TestDrivers(t *testing.T) {
 			for _, key := range []string{"send", "stream"} {
 				sc := scenarios[key]
 				t.Run(fmt.Sprintf("%s/%s/%s", name, ep.binding, key), func(t *testing.T) {
-					if err := verify(ctx, ep, sc); err != nil {
+					if err := verify(ctx, ep, sc, nil); err != nil {
 						t.Fatal(err)
 					}
 					const n = 25

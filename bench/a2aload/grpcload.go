@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -84,6 +85,15 @@ func dialGRPC(addr string, n int) ([]*grpc.ClientConn, error) {
 	return ccs, nil
 }
 
+// grpcMetadata is the metadata of every call: the A2A version and hs.
+func grpcMetadata(hs []header) []string {
+	kv := []string{"a2a-version", "1.0"}
+	for _, h := range hs {
+		kv = append(kv, strings.ToLower(h.name), h.value)
+	}
+	return kv
+}
+
 func closeGRPC(ccs []*grpc.ClientConn) {
 	for _, cc := range ccs {
 		cc.Close()
@@ -91,10 +101,10 @@ func closeGRPC(ccs []*grpc.ClientConn) {
 }
 
 // loadGRPC makes calls concurrent calls of method (grpcSend or
-// grpcStream, whose every event is read) with req, multiplexed over conns
-// HTTP/2 connections, for d or until maxRequests were made, and measures
-// every call.
-func loadGRPC(ctx context.Context, addr, method string, req []byte, calls, conns int, d time.Duration, maxRequests int) (result, error) {
+// grpcStream, whose every event is read) with req and the metadata hs,
+// multiplexed over conns HTTP/2 connections, for d or until maxRequests
+// were made, and measures every call.
+func loadGRPC(ctx context.Context, addr, method string, req []byte, hs []header, calls, conns int, d time.Duration, maxRequests int) (result, error) {
 	ccs, err := dialGRPC(addr, conns)
 	if err != nil {
 		return result{}, err
@@ -104,7 +114,7 @@ func loadGRPC(ctx context.Context, addr, method string, req []byte, calls, conns
 	// grace; the service parameter A2A-Version travels as metadata.
 	callCtx, cancel := context.WithTimeout(ctx, d+callGrace)
 	defer cancel()
-	callCtx = metadata.AppendToOutgoingContext(callCtx, "a2a-version", "1.0")
+	callCtx = metadata.AppendToOutgoingContext(callCtx, grpcMetadata(hs)...)
 	return hammer(ctx, calls, d, maxRequests, func(i int) (worker, error) {
 		return &grpcWorker{ctx: callCtx, cc: ccs[i%len(ccs)], req: &req, method: method}, nil
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -147,6 +148,46 @@ func restRequest(host, route, text string) []byte {
 	body := sendBody(text, "")
 	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nA2A-Version: 1.0\r\nContent-Length: %d\r\n\r\n%s",
 		route, host, restContentType, len(body), body)
+}
+
+// header is a request header every request of a load run carries: the
+// caller's credentials, for a gated server. Over gRPC it is metadata,
+// its name in lower case.
+type header struct{ name, value string }
+
+// headerFlag is a repeatable flag of "Name: value" headers.
+type headerFlag []header
+
+func (f *headerFlag) String() string {
+	var s []string
+	for _, h := range *f {
+		s = append(s, h.name+": "+h.value)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (f *headerFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+		return fmt.Errorf("%q: a header is \"Name: value\" on one line", v)
+	}
+	*f = append(*f, header{name, value})
+	return nil
+}
+
+// withHeaders returns the prepared HTTP request req with hs added after
+// its request line.
+func withHeaders(req []byte, hs []header) []byte {
+	if len(hs) == 0 {
+		return req
+	}
+	line := bytes.IndexByte(req, '\n') + 1
+	out := append([]byte(nil), req[:line]...)
+	for _, h := range hs {
+		out = fmt.Appendf(out, "%s: %s\r\n", h.name, h.value)
+	}
+	return append(out, req[line:]...)
 }
 
 // restContentType is the media type the HTTP+JSON binding asks for (spec §11.1).

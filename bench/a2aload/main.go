@@ -7,6 +7,7 @@
 //	a2aload hops --ours bin/hops --peer bin/adkgohops
 //	a2aload state --echo "bin/a2amesh serve echo"
 //	a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
+//	a2aload auth --ours "bin/a2amesh serve echo"
 //
 // compare starts the three servers as separate processes (a2amesh's echo
 // service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
@@ -15,6 +16,9 @@
 // throughput, latency, server CPU per request and memory as ratios. Every
 // load loop is bounded in both time and request count. bindings does the
 // same for each binding both servers serve (JSON-RPC, HTTP+JSON, gRPC).
+// auth measures what authenticating each request costs: the echo server
+// open beside it gated by an API key and by bearer JWTs. run --header
+// sends credentials to a gated server.
 package main
 
 import (
@@ -49,6 +53,8 @@ func main() {
 		err = soakCmd(os.Args[2:])
 	case "bindings":
 		err = bindingsCmd(os.Args[2:])
+	case "auth":
+		err = authCmd(os.Args[2:])
 	case "nats-server":
 		err = natsServerCmd(os.Args[2:])
 	default:
@@ -61,7 +67,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|hops|state|soak [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|hops|state|soak [flags] (see -h of each)")
 	os.Exit(2)
 }
 
@@ -87,6 +93,8 @@ func runCmd(args []string) error {
 	grpcConns := fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share")
 	d := fs.Duration("duration", 10*time.Second, "how long to load")
 	maxReq := fs.Int("max", 5_000_000, "stop after this many requests")
+	var hs headerFlag
+	fs.Var(&hs, "header", "a header every request carries, as \"Name: value\" (repeatable): credentials, such as \"Authorization: Bearer TOKEN\" or \"X-API-Key: KEY\"; gRPC metadata over gRPC")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,7 +106,7 @@ func runCmd(args []string) error {
 	if !ok {
 		return fmt.Errorf("unknown binding %q", *binding)
 	}
-	lb := &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq}
+	lb := &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq, headers: hs}
 	run, err := lb.driver(context.Background(), endpoint{binding: b, addr: *addr, path: *path}, sc)
 	if err != nil {
 		return err

@@ -36,16 +36,17 @@ const streamEvents = 13
 
 const completed = "TASK_STATE_COMPLETED"
 
-// verify sends sc once over ep and checks the answer.
-func verify(ctx context.Context, ep endpoint, sc scenario) error {
+// verify sends sc once over ep, with the headers hs, and checks the
+// answer.
+func verify(ctx context.Context, ep endpoint, sc scenario, hs []header) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var evs []echoEvent
 	var err error
 	if ep.binding == bindingGRPC {
-		evs, err = answerGRPC(ctx, ep, sc)
+		evs, err = answerGRPC(ctx, ep, sc, hs)
 	} else {
-		evs, err = answerHTTP(ctx, ep, sc)
+		evs, err = answerHTTP(ctx, ep, sc, hs)
 	}
 	if err != nil {
 		return err
@@ -135,9 +136,9 @@ func (e jsonEvent) echo() echoEvent {
 	return echoEvent{kind: "unknown"}
 }
 
-// answerHTTP sends sc over a JSON binding with net/http and decodes the
-// answer's events.
-func answerHTTP(ctx context.Context, ep endpoint, sc scenario) ([]echoEvent, error) {
+// answerHTTP sends sc over a JSON binding with net/http, with the headers
+// hs, and decodes the answer's events.
+func answerHTTP(ctx context.Context, ep endpoint, sc scenario, hs []header) ([]echoEvent, error) {
 	jsonrpc := ep.binding == bindingJSONRPC
 	url, body, ctype := "http://"+ep.addr+ep.path, jsonrpcBody(sc.method, sc.text, ""), "application/json"
 	if !jsonrpc {
@@ -149,6 +150,9 @@ func answerHTTP(ctx context.Context, ep endpoint, sc scenario) ([]echoEvent, err
 	}
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("A2A-Version", "1.0")
+	for _, h := range hs {
+		req.Header.Add(h.name, h.value)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -219,15 +223,15 @@ func sseData(body []byte) [][]byte {
 }
 
 // answerGRPC sends sc over gRPC with grpc-go's generated client and
-// a2a-go's messages, and reads the answer's events.
-func answerGRPC(ctx context.Context, ep endpoint, sc scenario) ([]echoEvent, error) {
+// a2a-go's messages, with the metadata hs, and reads the answer's events.
+func answerGRPC(ctx context.Context, ep endpoint, sc scenario, hs []header) ([]echoEvent, error) {
 	cc, err := grpc.NewClient(ep.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
 	}
 	defer cc.Close()
 	c := a2apb.NewA2AServiceClient(cc)
-	ctx = metadata.AppendToOutgoingContext(ctx, "a2a-version", "1.0")
+	ctx = metadata.AppendToOutgoingContext(ctx, grpcMetadata(hs)...)
 	if sc.grpc == grpcSend {
 		resp, err := c.SendMessage(ctx, grpcSendMessage(sc.text))
 		if err != nil {
