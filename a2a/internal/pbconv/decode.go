@@ -701,10 +701,19 @@ func decodeValue(b []byte, depth int) (any, bool) {
 		case 1:
 			ok = f.typ == protowire.VarintType && f.u == 0
 		case 2:
+			// Non-finite numbers become strings, as structpb's
+			// AsInterface has them (JSON holds no such number).
 			ok = f.typ == protowire.Fixed64Type
-			x := math.Float64frombits(f.u)
-			ok = ok && !math.IsNaN(x)
-			v = x
+			switch x := math.Float64frombits(f.u); {
+			case math.IsNaN(x):
+				v = "NaN"
+			case math.IsInf(x, 1):
+				v = "Infinity"
+			case math.IsInf(x, -1):
+				v = "-Infinity"
+			default:
+				v = x
+			}
 		case 3:
 			var s string
 			ok = f.str(&s)
