@@ -2,15 +2,8 @@ package grpcserver
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
-	"net/url"
 	"testing"
 	"time"
 
@@ -28,72 +21,17 @@ import (
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
-// testCA issues a server certificate for 127.0.0.1 and client
-// certificates naming a URI.
-type testCA struct {
-	key  *ecdsa.PrivateKey
-	cert *x509.Certificate
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true,
-		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{key, cert, pool}
-}
-
-// issue returns a server certificate for 127.0.0.1 when uri is "", else
-// a client certificate naming uri.
-func (c *testCA) issue(t *testing.T, uri string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "leaf"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	if uri != "" {
-		u, err := url.Parse(uri)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl.IPAddresses, tmpl.URIs, tmpl.ExtKeyUsage = nil, []*url.URL{u}, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 // serveTLS runs a Server with cfg over TLS of ca, verifying client
 // certificates of ca when given, and returns its address and a function
 // that stops it and returns Serve's error.
-func serveTLS(t *testing.T, ca *testCA, hcfg server.Config, cfg Config) (addr string, stop func() error) {
+func serveTLS(t *testing.T, ca *a2atest.CA, hcfg server.Config, cfg Config) (addr string, stop func() error) {
 	t.Helper()
 	hcfg.Card = echo.Card("127.0.0.1:0")
 	if hcfg.Executor == nil {
 		hcfg.Executor = &echo.Executor{SlowChunks: 4, SlowInterval: 20 * time.Millisecond}
 	}
 	h := a2atest.NewHandler(t, hcfg)
-	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{ca.issue(t, "")}, ClientCAs: ca.pool,
-		ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}
+	cfg.TLS = ca.ServerTLS(t)
 	srv, err := New(h, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -130,10 +68,12 @@ func serveTLS(t *testing.T, ca *testCA, hcfg server.Config, cfg Config) (addr st
 
 // tlsClient returns a Kitex client of addr that trusts ca and presents
 // certs.
-func tlsClient(t *testing.T, addr string, ca *testCA, certs ...tls.Certificate) a2aservice.Client {
+func tlsClient(t *testing.T, addr string, ca *a2atest.CA, certs ...tls.Certificate) a2aservice.Client {
 	t.Helper()
+	tc := ca.ClientTLS(certs...)
+	tc.ServerName = "127.0.0.1"
 	cli, err := a2aservice.NewClient("lf.a2a.v1.A2AService", client.WithHostPorts(addr), client.WithRPCTimeout(30*time.Second),
-		client.WithGRPCTLSConfig(&tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1", Certificates: certs}))
+		client.WithGRPCTLSConfig(tc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +84,14 @@ func tlsClient(t *testing.T, addr string, ca *testCA, certs ...tls.Certificate) 
 // the caller; without one the caller is unauthenticated, and one caller
 // does not see another's tasks. Streams run over TLS too.
 func TestMutualTLS(t *testing.T) {
-	ca := newTestCA(t)
+	ca := a2atest.NewCA(t)
 	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{auth.NewMTLS(auth.MTLSConfig{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr, _ := serveTLS(t, ca, server.Config{Gate: gate}, Config{Grace: 100 * time.Millisecond})
-	research := tlsClient(t, addr, ca, ca.issue(t, "spiffe://mesh.example/research"))
-	writer := tlsClient(t, addr, ca, ca.issue(t, "spiffe://mesh.example/writer"))
+	research := tlsClient(t, addr, ca, ca.Client(t, "spiffe://mesh.example/research"))
+	writer := tlsClient(t, addr, ca, ca.Client(t, "spiffe://mesh.example/writer"))
 	anonymous := tlsClient(t, addr, ca)
 
 	resp, err := research.SendMessage(t.Context(), sendReq("hello over TLS", nil))
@@ -187,7 +127,7 @@ func TestMutualTLS(t *testing.T) {
 // runs to its end within the grace period, and Serve returns without
 // error (the leak check of TestMain finds any connection left behind).
 func TestTLSGracefulStop(t *testing.T) {
-	ca := newTestCA(t)
+	ca := a2atest.NewCA(t)
 	addr, stop := serveTLS(t, ca, server.Config{Executor: &echo.Executor{SlowChunks: 4, SlowInterval: 100 * time.Millisecond}},
 		Config{Grace: 20 * time.Second})
 	cli := tlsClient(t, addr, ca)
