@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"net"
 	"sync"
 	"time"
@@ -67,6 +66,11 @@ func (t *tlsTransport) CreateListener(addr net.Addr) (net.Listener, error) {
 // on ln until Shutdown closes it.
 func (t *tlsTransport) BootstrapServer(ln net.Listener) error {
 	t.mu.Lock()
+	if t.stop.Err() != nil { // Shutdown came first
+		t.mu.Unlock()
+		ln.Close()
+		return nil
+	}
 	t.ln = ln
 	t.mu.Unlock()
 	for {
@@ -74,10 +78,6 @@ func (t *tlsTransport) BootstrapServer(ln net.Listener) error {
 		if err != nil {
 			if t.stop.Err() != nil {
 				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
 			}
 			return err
 		}
