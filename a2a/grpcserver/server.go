@@ -90,9 +90,9 @@ type Config struct {
 	// it verifies (ClientAuth VerifyClientCertIfGiven or
 	// RequireAndVerifyClientCert, with ClientCAs) reaches the Handler's
 	// gate as auth.Credentials.PeerCertificates. Kitex's netpoll transport
-	// serves no TLS, so a TLS Server runs on Go's net package instead,
-	// which costs throughput (docs/benchmarks.md); nil serves plain
-	// HTTP/2 on netpoll.
+	// serves no TLS, so a TLS Server runs on Go's net package instead
+	// (what that costs: docs/benchmarks.md); nil serves plain HTTP/2 on
+	// netpoll.
 	TLS    *tls.Config
 	Logger *slog.Logger
 }
