@@ -419,6 +419,9 @@ func handOver(t *testing.T, natsURL, binding string) {
 	const chunks = 20
 	_, doneA, stopA := drainAgent(t, cfgA, chunks, 50*time.Millisecond)
 	_, doneB, _ := drainAgent(t, cfgB, chunks, 50*time.Millisecond)
+	// The proxies turn away what no ready replica takes.
+	await(t, a.ready, 200)
+	await(t, b.ready, 200)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	// The task runs on B.
@@ -516,6 +519,10 @@ func TestResumptionRefusedWhileDraining(t *testing.T) {
 	const chunks = 20
 	sA, doneA, stopA := drainAgent(t, cfg(lnA), chunks, 50*time.Millisecond)
 	drainAgent(t, cfg(lnB), chunks, 50*time.Millisecond)
+	// The proxy turns away what no ready replica takes: both must be
+	// ready first (on a loaded machine they may not be at once).
+	await(t, a.ready, 200)
+	await(t, b.ready, 200)
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	send := func(c *client.Client, text string) *a2a.Task {
