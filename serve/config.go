@@ -95,13 +95,13 @@ type Config struct {
 	// Limits bound what the server holds and runs; zero fields take the
 	// server package's defaults.
 	Limits server.Limits
-	// TLS, when set, serves the HTTP bindings (JSON-RPC, HTTP+JSON, the
-	// card, the probes) over TLS with it, and the card's URL is https.
-	// With ClientCAs and a ClientAuth that verifies (VerifyClientCertIfGiven,
-	// RequireAndVerifyClientCert), the client certificates it verifies are
-	// credentials that an auth.MTLS authenticator names. The gRPC binding
-	// stays plain: Kitex v0.16.1 serves no TLS, so put gRPC behind a proxy
-	// that terminates it.
+	// TLS, when set, serves every binding over TLS with it: the HTTP ones
+	// (JSON-RPC, HTTP+JSON, the card, the probes), the card's URL then
+	// https, and gRPC (grpcserver.Config.TLS; the card's gRPC interface
+	// stays a host:port). With ClientCAs and a ClientAuth that verifies
+	// (VerifyClientCertIfGiven, RequireAndVerifyClientCert), the client
+	// certificates it verifies are credentials that an auth.MTLS
+	// authenticator names, on every binding.
 	TLS *tls.Config
 	// SigningKey, when set, signs the agent card (A2A §8.4: a JWS over
 	// its canonical form) and every push notification (push.Signing),

@@ -19,6 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/client"
+	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -132,5 +133,67 @@ func TestMutualTLS(t *testing.T) {
 	}
 	if _, err := evil.ListTasks(ctx, &a2a.ListTasksRequest{}); !errors.Is(err, a2a.ErrUnauthenticated) {
 		t.Fatalf("with another CA's certificate: %v, want unauthenticated", err)
+	}
+}
+
+// TestMutualTLSGRPC: Config.TLS serves the gRPC binding over TLS too, its
+// card entry still a host:port: a client certificate names the principal
+// on gRPC as on HTTP, none is unauthenticated, another principal's task
+// is not found, and streams run.
+func TestMutualTLSGRPC(t *testing.T) {
+	meshCA := newCA(t, "mesh CA")
+	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{auth.NewMTLS(auth.MTLSConfig{})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsCfg := &tls.Config{Certificates: []tls.Certificate{meshCA.issue(t, net.ParseIP("127.0.0.1"), "", "")},
+		ClientCAs: meshCA.pool(), ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}
+	s, _, _ := start(t, serve.Config{TLS: tlsCfg, Gate: gate, GRPCAddr: "127.0.0.1:0"})
+	for _, iface := range s.Card().SupportedInterfaces {
+		if _, _, err := net.SplitHostPort(iface.URL); iface.ProtocolBinding == a2a.BindingGRPC && err != nil {
+			t.Fatalf("gRPC interface URL %q, want a bare host:port", iface.URL)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(certs ...tls.Certificate) *client.Client {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: meshCA.pool()}}}
+		t.Cleanup(hc.CloseIdleConnections)
+		c, err := client.New(ctx, s.URL(), client.Config{HTTPClient: hc, Bindings: []client.Binding{
+			grpcclient.Binding(grpcclient.Config{TLS: &tls.Config{RootCAs: meshCA.pool(), Certificates: certs}})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if c.Binding() != a2a.BindingGRPC {
+			t.Fatalf("the client speaks %s, want gRPC", c.Binding())
+		}
+		return c
+	}
+	research := connect(meshCA.issue(t, nil, "spiffe://team-a.example/research", ""))
+	ev, err := research.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hi")})
+	if err != nil {
+		t.Fatalf("with the mesh's certificate: %v", err)
+	}
+	task := ev.(*a2a.Task)
+	if _, err := research.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil {
+		t.Errorf("its own task: %v", err)
+	}
+	var events int
+	for _, err := range research.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "streamed")}) {
+		if err != nil {
+			t.Fatalf("stream after %d events: %v", events, err)
+		}
+		events++
+	}
+	if events < 2 {
+		t.Errorf("the stream had %d events", events)
+	}
+	writer := connect(meshCA.issue(t, nil, "spiffe://team-a.example/writer", ""))
+	if _, err := writer.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("another certificate's GetTask: %v, want task not found", err)
+	}
+	if _, err := connect().ListTasks(ctx, &a2a.ListTasksRequest{}); !errors.Is(err, a2a.ErrUnauthenticated) {
+		t.Errorf("without a certificate: %v, want unauthenticated", err)
 	}
 }

@@ -62,7 +62,7 @@ type Server struct {
 	handler *server.Handler
 	gate    *auth.Gate  // nil: an open server
 	jwks    []byte      // the published keys; nil without a signing key
-	tls     *tls.Config // the HTTP bindings' TLS; nil: plain TCP
+	tls     *tls.Config // the HTTP bindings' TLS (gRPC's is its server's); nil: plain TCP
 	rpc     *jsonrpcserver.Server
 	// rest serves HTTP+JSON, and JSON-RPC and the card beside it.
 	rest *restserver.Server
@@ -214,7 +214,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	if s.grpcLn != nil {
-		if s.grpc, err = grpcserver.New(s.handler, grpcserver.Config{Grace: s.grace, Logger: log}); err != nil {
+		if s.grpc, err = grpcserver.New(s.handler, grpcserver.Config{Grace: s.grace, TLS: cfg.TLS, Logger: log}); err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}

@@ -8,14 +8,16 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/grpcclient"
+	"github.com/a2amesh/a2amesh/a2a/grpcserver"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpcserver"
 	"github.com/a2amesh/a2amesh/a2a/server"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
-// BenchmarkBindings compares gRPC with JSON-RPC in one process, both
-// served over the same Handler (the echo agent) on 127.0.0.1: a blocking
+// BenchmarkBindings compares gRPC, in plain text and over TLS, with
+// JSON-RPC in one process, all served over the same Handler (the echo
+// agent) on 127.0.0.1: a blocking
 // SendMessage, and a streamed send (the task, 12 updates), one call at a
 // time and in parallel.
 //
@@ -28,16 +30,21 @@ func BenchmarkBindings(b *testing.B) {
 	})
 	f := serveGRPC(b, grpcLn, server.Config{Card: card, Executor: &echo.Executor{}}, false)
 	a2atest.ServeOn(b, httpLn, f.h, jsonrpcserver.Config{})
+	// gRPC over TLS runs on grpcserver's transport on Go's net package.
+	ca, tlsLn := a2atest.NewCA(b), listen(b)
+	serveHandler(b, tlsLn, f.h, grpcserver.Config{Grace: 100 * time.Millisecond, TLS: ca.ServerTLS(b)})
 
 	clients := []struct {
 		name    string
+		card    *a2a.AgentCard
 		binding client.Binding
 	}{
-		{"gRPC", grpcclient.Binding(grpcclient.Config{})},
-		{"JSON-RPC", client.JSONRPC},
+		{"gRPC", card, grpcclient.Binding(grpcclient.Config{})},
+		{"gRPC+TLS", grpcCard(tlsLn.Addr().String(), ""), grpcclient.Binding(grpcclient.Config{TLS: ca.ClientTLS()})},
+		{"JSON-RPC", card, client.JSONRPC},
 	}
 	for _, cl := range clients {
-		c, err := client.NewFromCard(card, client.Config{Bindings: []client.Binding{cl.binding}})
+		c, err := client.NewFromCard(cl.card, client.Config{Bindings: []client.Binding{cl.binding}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,7 @@
 //
 // The binding speaks A2A 1.0 to an interface whose URL is host:port, as
 // agent cards name gRPC interfaces, or grpc://host:port, in plain text
-// (HTTP/2 without TLS, unless Config.Options say otherwise). Each call
+// (HTTP/2 without TLS, unless Config.TLS is set). Each call
 // carries the metadata a2a-version: 1.0 and its headers (A2A-Extensions,
 // Authorization, API keys, those of client.Config.Credentials) as
 // lower-case metadata keys. An error status
@@ -38,6 +38,7 @@ package grpcclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -61,9 +62,14 @@ import (
 
 // Config configures the binding. Its zero value is a working default.
 type Config struct {
+	// TLS, when set, dials the interface over TLS with it, offering
+	// "h2" (ALPN); a ServerName left empty is the interface's host. Its
+	// Certificates are the client certificates a server asking for
+	// mutual TLS gets. nil dials plain HTTP/2.
+	TLS *tls.Config
 	// Options are extra Kitex client options, applied after the
-	// binding's own (address, dialer, keepalive): TLS
-	// (client.WithGRPCTLSConfig), tracing, window sizes.
+	// binding's own (address, dialer, keepalive, TLS): tracing, window
+	// sizes.
 	Options []kclient.Option
 }
 
@@ -105,6 +111,15 @@ func (b binding) Transport(iface *a2a.AgentInterface, tc *client.TransportConfig
 		// Kitex pings no more often than every 10 s, whatever Time says.
 		half := tc.StreamIdleTimeout / 2
 		opts = append(opts, kclient.WithGRPCKeepaliveParams(kgrpc.ClientKeepalive{Time: half, Timeout: half}))
+	}
+	if b.cfg.TLS != nil {
+		// Kitex hands the config to tls.Client as it is, which refuses
+		// to verify a server without a name to verify it by.
+		c := b.cfg.TLS.Clone()
+		if c.ServerName == "" {
+			c.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		opts = append(opts, kclient.WithGRPCTLSConfig(c))
 	}
 	t.opts = append(opts, b.cfg.Options...)
 	// A first Kitex client now, so that bad options fail here.

@@ -152,11 +152,25 @@ func serveGRPC(t testing.TB, ln net.Listener, cfg server.Config, record bool) *f
 		cfg.Executor = slowEcho()
 	}
 	f := &fixture{addr: ln.Addr().String(), h: a2atest.NewHandler(t, cfg), rec: &recorder{}}
-	var opts []kserver.Option
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		if err := f.h.Close(cctx); err != nil {
+			t.Errorf("close handler: %v", err)
+		}
+	})
+	gcfg := grpcserver.Config{Grace: 100 * time.Millisecond}
 	if record {
-		opts = f.rec.options()
+		gcfg.Options = f.rec.options()
 	}
-	srv, err := grpcserver.New(f.h, grpcserver.Config{Grace: 100 * time.Millisecond, Options: opts})
+	serveHandler(t, ln, f.h, gcfg)
+	return f
+}
+
+// serveHandler serves h over gRPC with cfg on ln until the test ends.
+func serveHandler(t testing.TB, ln net.Listener, h *server.Handler, cfg grpcserver.Config) {
+	t.Helper()
+	srv, err := grpcserver.New(h, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +182,7 @@ func serveGRPC(t testing.TB, ln net.Listener, cfg server.Config, record bool) *f
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer ccancel()
-		if err := f.h.Close(cctx); err != nil {
-			t.Errorf("close handler: %v", err)
-		}
 	})
-	return f
 }
 
 func listen(t testing.TB) net.Listener {

@@ -16,6 +16,7 @@ package grpcserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"iter"
@@ -84,7 +85,16 @@ type Config struct {
 	// answers already encoded, the requests read into the a2a model),
 	// not as a2apb messages.
 	Options []kserver.Option
-	Logger  *slog.Logger
+	// TLS, when set, serves the service over TLS; "h2" is added to its
+	// NextProtos, which HTTP/2 over TLS negotiates. A client certificate
+	// it verifies (ClientAuth VerifyClientCertIfGiven or
+	// RequireAndVerifyClientCert, with ClientCAs) reaches the Handler's
+	// gate as auth.Credentials.PeerCertificates. Kitex's netpoll transport
+	// serves no TLS, so a TLS Server runs on Go's net package instead
+	// (what that costs: docs/benchmarks.md); nil serves plain HTTP/2 on
+	// netpoll.
+	TLS    *tls.Config
+	Logger *slog.Logger
 }
 
 // Server serves the A2A gRPC service over a server.Handler. It implements
@@ -93,6 +103,7 @@ type Config struct {
 type Server struct {
 	h     *server.Handler
 	grace time.Duration
+	tls   *tls.Config
 	opts  []kserver.Option
 	log   *slog.Logger
 	enc   pbwire.Encoder
@@ -106,7 +117,7 @@ func New(h *server.Handler, cfg Config) (*Server, error) {
 	if h == nil {
 		return nil, errors.New("grpcserver: a Handler is required")
 	}
-	s := &Server{h: h, grace: cfg.Grace, opts: cfg.Options, log: cfg.Logger}
+	s := &Server{h: h, grace: cfg.Grace, tls: cfg.TLS, opts: cfg.Options, log: cfg.Logger}
 	if s.grace <= 0 {
 		s.grace = 5 * time.Second
 	}
@@ -122,7 +133,7 @@ func New(h *server.Handler, cfg Config) (*Server, error) {
 // replaced by ctx: stopping is the caller's decision.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	exit := make(chan error, 1)
-	opts := append([]kserver.Option{
+	opts := []kserver.Option{
 		kserver.WithListener(ln),
 		kserver.WithExitWaitTime(s.grace),
 		kserver.WithExitSignal(func() <-chan error { return exit }),
@@ -131,7 +142,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// (deprecated) one sees the gRPC transport's messages.
 		kserver.WithSendMiddleware(s.encodeWithPBWire),
 		kserver.WithGRPCKeepaliveEnforcementPolicy(kgrpc.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
-	}, s.opts...)
+	}
+	if s.tls != nil {
+		// Only gRPC: Kitex's protocol detection reads through netpoll.
+		opts = append(opts, kserver.WithTransServerFactory(tlsFactory{s.tls}),
+			kserver.WithTransHandlerFactory(nphttp2.NewSvrTransHandlerFactory()))
+	}
+	opts = append(opts, s.opts...)
 	svr := kserver.NewServer(opts...)
 	if err := svr.RegisterService(s.serviceInfo(), s); err != nil { // Kitex wants the handler as a pointer
 		return fmt.Errorf("grpcserver: %w", err)
@@ -219,7 +236,7 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, err
 			return vs[0]
 		}
 		return ""
-	}}
+	}, PeerCertificates: peerCertificates(ctx)}
 	if ri := rpcinfo.GetRPCInfo(ctx); ri != nil && ri.From() != nil && ri.From().Address() != nil {
 		creds.Remote = ri.From().Address().String()
 	}
