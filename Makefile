@@ -75,6 +75,7 @@ FUZZ_TARGETS := \
 	./a2a/cardsign:FuzzCanonicalize \
 	./a2a/cardsign:FuzzVerify:30000x \
 	./a2a/push:FuzzVerifyRequest:30000x \
+	./a2a/credentials:FuzzParseTokenResponse \
 	./adk/model/offline:FuzzReply:20000x
 
 fuzz-seed:
