@@ -701,12 +701,12 @@ func decodeValue(b []byte, depth int) (any, bool) {
 		case 1:
 			ok = f.typ == protowire.VarintType && f.u == 0
 		case 2:
-			// Non-finite numbers become strings, as structpb's
-			// AsInterface has them (JSON holds no such number).
+			// Infinities become strings, as structpb's AsInterface has
+			// them (JSON holds no such number); NaN goes the general way.
 			ok = f.typ == protowire.Fixed64Type
 			switch x := math.Float64frombits(f.u); {
 			case math.IsNaN(x):
-				v = "NaN"
+				ok = false
 			case math.IsInf(x, 1):
 				v = "Infinity"
 			case math.IsInf(x, -1):
