@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,12 +31,17 @@ type Conn struct {
 // Connect connects to url, reconnecting for ever after a loss, and returns
 // the connection and a JetStream handle. The log says when the connection
 // drops, comes back, or closes for a reason other than its owner's Close.
-func Connect(url, name string, log *slog.Logger) (*Conn, jetstream.JetStream, error) {
+//
+// A server not reachable yet (a process that starts before NATS, or
+// beside a NATS too busy to answer in time) is tried again until ctx ends;
+// a refused authorization or a malformed URL is returned at once, as no
+// retry mends it.
+func Connect(ctx context.Context, url, name string, log *slog.Logger) (*Conn, jetstream.JetStream, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Conn{closed: make(chan struct{})}
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond),
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(false),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
@@ -55,9 +61,24 @@ func Connect(url, name string, log *slog.Logger) (*Conn, jetstream.JetStream, er
 				log.Error("nats: the connection closed for good; nothing stored on NATS can be reached through it any more", "err", err)
 			}
 			close(c.closed)
-		}))
-	if err != nil {
-		return nil, nil, fmt.Errorf("natsstore: connect to %s: %w", url, err)
+		})}
+	var nc *nats.Conn
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		var err error
+		if nc, err = nats.Connect(url, opts...); err == nil {
+			break
+		}
+		if !retryable(err) {
+			return nil, nil, fmt.Errorf("natsstore: connect to %s: %w", url, err)
+		}
+		log.Warn("nats: not reachable yet; trying again", "url", url, "err", err, "in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, fmt.Errorf("natsstore: connect to %s: %w (%w)", url, err, context.Cause(ctx))
+		case <-t.C:
+		}
 	}
 	c.Conn = nc
 	js, err := jetstream.New(nc)
@@ -66,6 +87,14 @@ func Connect(url, name string, log *slog.Logger) (*Conn, jetstream.JetStream, er
 		return nil, nil, fmt.Errorf("natsstore: jetstream: %w", err)
 	}
 	return c, js, nil
+}
+
+// retryable reports whether a failed first connection may succeed if
+// tried again.
+func retryable(err error) bool {
+	var urlErr *url.Error
+	return !errors.As(err, &urlErr) && !errors.Is(err, nats.ErrAuthorization) && !errors.Is(err, nats.ErrAuthExpired) &&
+		!errors.Is(err, nats.ErrAuthRevoked) && !errors.Is(err, nats.ErrAccountAuthExpired)
 }
 
 // Context returns a copy of ctx that also ends when the connection closes

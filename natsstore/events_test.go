@@ -30,7 +30,7 @@ func natsServer(t *testing.T) *embedded.Server {
 // would, closed when the test ends; js.Conn() is the connection.
 func replica(t *testing.T, e *embedded.Server) jetstream.JetStream {
 	t.Helper()
-	nc, js, err := natsstore.Connect(e.URL(), t.Name(), nil)
+	nc, js, err := natsstore.Connect(t.Context(), e.URL(), t.Name(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestPublishAndWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := natsServer(t)
-	nc, js, err := natsstore.Connect(e.URL(), "test", nil)
+	nc, js, err := natsstore.Connect(ctx, e.URL(), "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -355,12 +356,20 @@ func (p *proxy) serve(t *testing.T) {
 			p.mu.Lock()
 			backends, lagging := p.backends, p.lagging
 			p.mu.Unlock()
+			var why []string
+			defer func() {
+				if why != nil {
+					t.Logf("proxy: %v", why)
+				}
+			}()
 			for _, b := range backends {
-				if code, _ := probe(t, "GET", b.ready); code != 200 && !lagging {
+				if code, body := probe(t, "GET", b.ready); code != 200 && !lagging {
+					why = append(why, fmt.Sprintf("%s not ready: %d %s", b.addr, code, body))
 					continue
 				}
 				out, err := net.Dial("tcp", b.addr)
 				if err != nil {
+					why = append(why, err.Error())
 					continue
 				}
 				defer out.Close()
@@ -368,14 +377,16 @@ func (p *proxy) serve(t *testing.T) {
 				p.routed = append(p.routed, b.addr)
 				p.mu.Unlock()
 				copied := make(chan struct{})
+				var upErr error
 				go func() {
 					defer close(copied)
-					_, _ = io.Copy(out, in)
+					_, upErr = io.Copy(out, in)
 					out.Close()
 				}()
-				_, _ = io.Copy(in, out)
+				n, downErr := io.Copy(in, out)
 				in.Close()
 				<-copied
+				why = append(why, fmt.Sprintf("%s: up %v down %d %v", b.addr, upErr, n, downErr))
 				return
 			}
 		}()

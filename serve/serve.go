@@ -384,7 +384,6 @@ func (s *Server) serveHTTP(ctx context.Context) error {
 	s.rest.Listening(s.ln.Addr())
 	opts := append(s.rest.HertzOptions(), hzserver.WithListener(s.ln), hzserver.WithExitWaitTime(s.grace))
 	if s.tls != nil {
-		// Hertz serves TLS on its standard transport, not netpoll.
 		opts = append(opts, hzserver.WithTLS(s.tls))
 	}
 	h := hzserver.New(opts...)

@@ -18,6 +18,9 @@ import (
 	"github.com/a2amesh/a2amesh/natsstore"
 )
 
+// startBudget bounds how long a server waits for NATS when it starts.
+const startBudget = time.Minute
+
 // state is where a server keeps its tasks, events, webhooks and
 // checkpoints.
 type state struct {
@@ -43,10 +46,15 @@ type state struct {
 // DataDir if set, events also published to NATS if a URL is given), or on
 // JetStream under the agent's name, so that its replicas share them.
 func openState(ctx context.Context, cfg *Config, service, agent string, log *slog.Logger) (*state, error) {
+	// NATS may be starting beside this process, or too busy to answer in
+	// JetStream's default 5 s: a replica waits for it up to startBudget
+	// rather than failing its start.
+	ctx, cancel := context.WithTimeout(ctx, startBudget)
+	defer cancel()
 	st := &state{kind: StateMemory, retention: cfg.retention(), close: func() {}}
 	if cfg.state() == StateNATS {
 		st.kind = StateNATS
-		nc, js, err := natsstore.Connect(cfg.NATS.URL, service, log)
+		nc, js, err := natsstore.Connect(ctx, cfg.NATS.URL, service, log)
 		if err != nil {
 			return nil, fmt.Errorf("serve: state on NATS: %w", err)
 		}
@@ -68,7 +76,7 @@ func openState(ctx context.Context, cfg *Config, service, agent string, log *slo
 	if cfg.NATS.URL == "" {
 		return st, nil
 	}
-	nc, js, err := natsstore.Connect(cfg.NATS.URL, service, log)
+	nc, js, err := natsstore.Connect(ctx, cfg.NATS.URL, service, log)
 	if err != nil {
 		return nil, fmt.Errorf("serve: events to NATS: %w", err)
 	}

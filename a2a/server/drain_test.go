@@ -30,12 +30,29 @@ func TestDrain(t *testing.T) {
 		_, err := h.SendMessage(ctx, async(send("y"))) // waits for the one run
 		waiting <- err
 	}()
-	// The stream that follows the run, opened before the drain.
-	follow := make(chan []eventlog.Entry, 1)
-	sub := h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: running.ID}, "")
+	// The stream that follows the run, under way before the drain (its
+	// first event read: the sequence subscribes when first pulled).
+	type result struct {
+		got []eventlog.Entry
+		err error
+	}
+	follow := make(chan result, 1)
+	next, stop := iter.Pull2(h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: running.ID}, ""))
+	defer stop()
+	first, err, ok := next()
+	if !ok || err != nil {
+		t.Fatalf("the stream of the running task: no first event (%v)", err)
+	}
 	go func() {
-		got, _ := collect(t, sub)
-		follow <- got
+		got := []eventlog.Entry{first}
+		for {
+			e, err, ok := next()
+			if !ok || err != nil {
+				follow <- result{got, err}
+				return
+			}
+			got = append(got, e)
+		}
 	}()
 
 	idle := h.Drain()
@@ -73,9 +90,9 @@ func TestDrain(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Drain's channel did not close after the last run ended")
 	}
-	got := <-follow
-	if len(got) == 0 || state(got[len(got)-1].Event) != a2a.TaskStateCompleted {
-		t.Fatalf("the stream of the running task ended with %v, want it completed", got)
+	res := <-follow
+	if got := res.got; res.err != nil || len(got) == 0 || state(got[len(got)-1].Event) != a2a.TaskStateCompleted {
+		t.Fatalf("the stream of the running task ended with %v (%v), want it completed", got, res.err)
 	}
 	if idle2 := h.Drain(); idle2 != idle {
 		t.Fatal("a second Drain returned another channel")

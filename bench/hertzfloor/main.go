@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/app/server"
+	"github.com/cloudwego/hertz/pkg/network/standard"
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 	"github.com/google/uuid"
 
@@ -35,7 +36,8 @@ type response struct {
 func main() {
 	addr := flag.String("addr", "127.0.0.1:9101", "address to listen on")
 	flag.Parse()
-	h := server.New(server.WithHostPorts(*addr), server.WithDisablePrintRoute(true))
+	// The transport a2amesh's servers run on (httpbind.HertzOptions).
+	h := server.New(server.WithHostPorts(*addr), server.WithDisablePrintRoute(true), server.WithTransport(standard.NewTransporter))
 	h.POST("/", serve)
 	h.Spin()
 }

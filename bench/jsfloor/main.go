@@ -57,7 +57,7 @@ func main() {
 func run(addr, natsURL string, retention, commitDelay time.Duration, publishes int, log *slog.Logger) error {
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	nc, js, err := natsstore.Connect(natsURL, "jsfloor", log)
+	nc, js, err := natsstore.Connect(ctx, natsURL, "jsfloor", log)
 	if err != nil {
 		return err
 	}

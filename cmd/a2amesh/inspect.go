@@ -148,7 +148,7 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	nc, js, err := natsstore.Connect(*url, "a2amesh watch", nil)
+	nc, js, err := natsstore.Connect(ctx, *url, "a2amesh watch", nil)
 	if err != nil {
 		return err
 	}

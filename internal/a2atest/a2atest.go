@@ -188,7 +188,8 @@ func NewHandler(t testing.TB, cfg server.Config) *server.Handler {
 }
 
 // LeakOptions ignore the goroutines that outlive servers and clients by
-// design: netpoll's pollers, Hertz's shared timers, and what a Kitex client
+// design: netpoll's pollers, the poller Hertz's standard transport shares
+// to see clients disconnect, Hertz's shared timers, and what a Kitex client
 // starts and never stops (a watcher per client on time.Tick, the shared
 // RPC timeout pool, the gRPC transport's stream preallocation).
 func LeakOptions() []goleak.Option {
@@ -204,6 +205,7 @@ func LeakOptions() []goleak.Option {
 		goleak.IgnoreAnyFunction("github.com/cloudwego/hertz/pkg/common/timer.init.0.func1"),
 		goleak.IgnoreAnyFunction("github.com/cloudwego/netpoll.(*pollDesc).wait"),
 		goleak.IgnoreAnyFunction("github.com/cloudwego/hertz/pkg/protocol.UpdateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/cloudwego/gopkg/net/connstate.createPoller.func1"),
 	}
 }
 

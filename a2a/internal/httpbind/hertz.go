@@ -10,6 +10,7 @@ import (
 	hzserver "github.com/cloudwego/hertz/pkg/app/server"
 	"github.com/cloudwego/hertz/pkg/common/config"
 	"github.com/cloudwego/hertz/pkg/network"
+	"github.com/cloudwego/hertz/pkg/network/standard"
 	"github.com/cloudwego/hertz/pkg/route"
 )
 
@@ -28,8 +29,20 @@ type Timeouts struct {
 // bodies are streamed so that oversized ones get the binding's error, a
 // client that disconnects cancels its request's context, ending its
 // stream, and slow clients are bounded by t.
+//
+// Hertz runs on its standard transport (Go's net package), not netpoll.
+// netpoll v0.7.5 hands file descriptors back to the kernel behind the Go
+// runtime's back (its listener's Close closes the same descriptor twice,
+// net_listener.go:89-98), so a server shutting down beside other sockets,
+// as a draining replica's does beside its NATS and client connections,
+// can reset a connection that is not its own: serve's drain tests failed
+// 29 times in 60 runs under load on netpoll, once (a keep-alive race the
+// test's proxy has) on the standard transport. The standard transport is
+// also the faster one here: 1.07x netpoll's blocking sends and 1.4x its
+// streams (docs/benchmarks.md, "Hertz's transport").
 func HertzOptions(t Timeouts) []config.Option {
 	return []config.Option{
+		hzserver.WithTransport(standard.NewTransporter),
 		hzserver.WithStreamBody(true),
 		hzserver.WithSenseClientDisconnection(true),
 		hzserver.WithDisablePrintRoute(true),
