@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/a2amesh/a2amesh/telemetry"
 	"log/slog"
 	"net"
 	"time"
@@ -134,6 +135,10 @@ type Config struct {
 	// drain is over (streams have ended by then, for their clients to
 	// resume elsewhere); zero means 2 s.
 	ShutdownGrace time.Duration
+	// Telemetry reports the server's spans and metrics; its metrics are
+	// served at /metrics (MetricsPath). nil: metrics only, in a registry
+	// of the server's own, and no spans.
+	Telemetry *telemetry.Telemetry
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 }

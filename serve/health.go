@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"github.com/cloudwego/hertz/pkg/common/adaptor"
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/route"
@@ -18,6 +19,9 @@ const (
 	// reason in the body when it does not: its state on NATS is out of
 	// reach, or it is draining. A readiness probe.
 	ReadyzPath = "/readyz"
+	// MetricsPath serves the server's Prometheus metrics
+	// (Config.Telemetry).
+	MetricsPath = "/metrics"
 )
 
 var (
@@ -43,6 +47,7 @@ func (s *Server) registerHealth(r route.IRoutes) {
 	r.HEAD(HealthzPath, healthz)
 	r.GET(ReadyzPath, readyz)
 	r.HEAD(ReadyzPath, readyz)
+	r.GET(MetricsPath, adaptor.HertzHandler(s.tel.MetricsHandler()))
 }
 
 // notReady says why the server takes no work, "" when it does.

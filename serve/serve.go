@@ -26,6 +26,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/a2amesh/a2amesh/telemetry"
 	"log/slog"
 	"net"
 	"strings"
@@ -68,6 +69,7 @@ type Server struct {
 	rest *restserver.Server
 	// grpcLn and grpc serve the gRPC binding; nil without it.
 	grpcLn net.Listener
+	tel    *telemetry.Telemetry
 	grpc   *grpcserver.Server
 	grace  time.Duration
 	// drainDelay and drainTimeout are Config's, with defaults; draining
@@ -196,8 +198,14 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 		}
 	}
 	s.card = card
+	if s.tel = cfg.Telemetry; s.tel == nil {
+		if s.tel, err = telemetry.New(telemetry.Config{}); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
+		}
+	}
 	hc := server.Config{Card: card, Executor: exec, Tasks: s.st.tasks, Events: s.st.events, PushConfigs: s.st.push,
-		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Gate: cfg.Gate, Logger: log}
+		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Gate: cfg.Gate,
+		Telemetry: s.tel, Logger: log}
 	if s.st.maxTaskBytes > 0 {
 		hc.Limits.MaxTaskBytes = s.st.maxTaskBytes
 	}

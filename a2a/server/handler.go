@@ -23,6 +23,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // Config configures a Handler. Card and Executor are required; the zero
@@ -79,7 +80,11 @@ type Config struct {
 	// as a NATS server restarting, before its run fails; 0 means one
 	// minute. New requests fail at once with the store's error instead.
 	StoreOutage time.Duration
-	Logger      *slog.Logger
+	// Telemetry reports the Handler's spans and metrics, and is carried in
+	// each run's context (telemetry.FromContext) to the agent's model and
+	// tool calls; nil: none.
+	Telemetry *telemetry.Telemetry
+	Logger    *slog.Logger
 }
 
 // Handler serves the A2A operations. It is safe for concurrent use. Close
@@ -94,6 +99,7 @@ type Handler struct {
 	sender   *push.Sender
 	replicas Replicas
 	gate     *auth.Gate
+	tel      *telemetry.Telemetry
 	log      *slog.Logger
 
 	retention     time.Duration
@@ -136,7 +142,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		card: cfg.Card, extended: cfg.ExtendedCard, exec: cfg.Executor,
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
-		replicas: cfg.Replicas, gate: cfg.Gate, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
+		replicas: cfg.Replicas, gate: cfg.Gate, tel: cfg.Telemetry, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
 		limits: cfg.Limits.withDefaults(), slots: make(map[string]*slot), live: make(map[string]liveTask),
 	}
 	if h.limits.MaxRuns > 0 {
