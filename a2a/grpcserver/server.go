@@ -207,16 +207,19 @@ func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpo
 	}
 }
 
-// begin checks the call's metadata, passes the call through the Handler's
-// gate, and attaches the call info and the caller to ctx. The service is
-// A2A 1.0 only: a call without a2a-version is taken as 1.0, one that names
-// another version is refused. A refused caller's challenge goes back as
-// the trailer www-authenticate.
-func (s *Server) begin(ctx context.Context, method string) (context.Context, error) {
+// begin starts the call's telemetry (server.Handler.Begin: the caller's
+// trace context comes in the metadata), checks the call's metadata,
+// passes the call through the Handler's gate, and attaches the call info
+// and the caller to ctx. The caller ends the returned Call, whatever the
+// error. The service is A2A 1.0 only: a call without a2a-version is taken
+// as 1.0, one that names another version is refused. A refused caller's
+// challenge goes back as the trailer www-authenticate.
+func (s *Server) begin(ctx context.Context, method string) (context.Context, server.Call, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
+	ctx, call := s.h.Begin(ctx, a2a.BindingGRPC, method, mdCarrier(md))
 	if vs := md.Get(VersionKey); len(vs) > 0 && strings.TrimSpace(vs[0]) != "" {
 		if v := majorMinor(vs[0]); v != a2a.Version {
-			return ctx, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A version %q is not supported on this gRPC service; it speaks %s", vs[0], a2a.Version)
+			return ctx, call, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A version %q is not supported on this gRPC service; it speaks %s", vs[0], a2a.Version)
 		}
 	}
 	var exts []string
@@ -229,7 +232,7 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, err
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
 	if !s.h.Gated() {
-		return ctx, nil
+		return ctx, call, nil
 	}
 	creds := auth.Credentials{Header: func(name string) string {
 		if vs := md.Get(strings.ToLower(name)); len(vs) > 0 {
@@ -242,14 +245,14 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, err
 	}
 	ctx, err := s.h.Admit(ctx, method, creds)
 	if err == nil {
-		return ctx, nil
+		return ctx, call, nil
 	}
 	if e := a2a.AsError(err); e.Challenge != "" {
 		if terr := nphttp2.SetTrailer(ctx, metadata.Pairs("www-authenticate", e.Challenge)); terr != nil {
 			s.log.Debug("a2a: setting the www-authenticate trailer failed", "err", terr)
 		}
 	}
-	return ctx, err
+	return ctx, call, err
 }
 
 // majorMinor reduces a version to Major.Minor; patch numbers do not count.
@@ -270,24 +273,38 @@ func invalid(err error) error {
 // unary runs a unary RPC: checks the metadata, converts the request, calls
 // the Handler and converts the result, turning any error into a status.
 func unary[Req, In, Out, Resp any](s *Server, ctx context.Context, method string, req Req,
-	from func(Req) (In, error), call func(context.Context, In) (Out, error), to func(Out) (Resp, error),
+	from func(Req) (In, error), handle func(context.Context, In) (Out, error), to func(Out) (Resp, error),
+) (Resp, error) {
+	ctx, call, err := s.begin(ctx, method)
+	var resp Resp
+	if err == nil {
+		resp, err = serveUnary(ctx, req, from, handle, to)
+	}
+	call.End(err)
+	if err != nil {
+		var zero Resp
+		return zero, statusError(s.log, method, err)
+	}
+	return resp, nil
+}
+
+// serveUnary is unary's work once the call is admitted; its error is the
+// one the call is answered with.
+func serveUnary[Req, In, Out, Resp any](ctx context.Context, req Req,
+	from func(Req) (In, error), handle func(context.Context, In) (Out, error), to func(Out) (Resp, error),
 ) (Resp, error) {
 	var zero Resp
-	ctx, err := s.begin(ctx, method)
-	if err != nil {
-		return zero, statusError(s.log, method, err)
-	}
 	in, err := from(req)
 	if err != nil {
-		return zero, statusError(s.log, method, invalid(err))
+		return zero, invalid(err)
 	}
-	out, err := call(ctx, in)
+	out, err := handle(ctx, in)
 	if err != nil {
-		return zero, statusError(s.log, method, err)
+		return zero, err
 	}
 	resp, err := to(out)
 	if err != nil {
-		return zero, statusError(s.log, method, fmt.Errorf("encode the result: %w", err))
+		return zero, fmt.Errorf("encode the result: %w", err)
 	}
 	return resp, nil
 }
@@ -310,7 +327,12 @@ func noErr[A, B any](f func(A) B) func(A) (B, error) {
 // Each event is written directly from the model (pbconv.AppendEvent) into
 // a buffer the stream reuses, rather than converted to a2apb and written
 // by pbwire: the same bytes, without the copy.
-func (s *Server) stream(method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error]) error {
+//
+// The stream's end ends call: with the error the stream ends with, or
+// none when it ended with its last event or its client went away.
+func (s *Server) stream(call server.Call, method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error]) error {
+	var failed error
+	defer func() { call.End(failed) }()
 	headed := first > 0
 	if headed {
 		if err := st.SendHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(first, 10))); err != nil {
@@ -321,17 +343,20 @@ func (s *Server) stream(method string, st streaming.Stream, first uint64, events
 	var buf []byte
 	for e, err := range events {
 		if err != nil {
+			failed = err
 			return statusError(s.log, method, err)
 		}
 		if !headed && e.Seq > 0 {
 			if err := st.SetHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(e.Seq, 10))); err != nil {
-				return statusError(s.log, method, fmt.Errorf("set the response header: %w", err))
+				failed = fmt.Errorf("set the response header: %w", err)
+				return statusError(s.log, method, failed)
 			}
 		}
 		headed = true
 		buf, err = pbconv.AppendEvent(buf[:0], e.Event)
 		if err != nil {
-			return statusError(s.log, method, fmt.Errorf("encode an event: %w", err))
+			failed = fmt.Errorf("encode an event: %w", err)
+			return statusError(s.log, method, failed)
 		}
 		if err := st.SendMsg(pbwire.Encoded(buf)); err != nil {
 			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
@@ -409,13 +434,16 @@ func (s *Server) SendStreamingMessage(req *a2apb.SendMessageRequest, stream a2ap
 // returns.
 func (s *Server) streamSend(ctx context.Context, st streaming.Stream, req func() (*a2a.SendMessageRequest, error)) error {
 	const method = "SendStreamingMessage"
-	ctx, err := s.begin(ctx, method)
+	ctx, call, err := s.begin(ctx, method)
 	if err != nil {
+		call.End(err)
 		return statusError(s.log, method, err)
 	}
 	r, err := req()
 	if err != nil {
-		return statusError(s.log, method, invalid(err))
+		err = invalid(err)
+		call.End(err)
+		return statusError(s.log, method, err)
 	}
 	// A new task's events are numbered from 1: say so before the agent
 	// produces the first, which may take long.
@@ -423,7 +451,7 @@ func (s *Server) streamSend(ctx context.Context, st streaming.Stream, req func()
 	if r.Message != nil && r.Message.TaskID == "" {
 		first = 1
 	}
-	return s.stream(method, st, first, s.h.SendStreamingMessage(ctx, r))
+	return s.stream(call, method, st, first, s.h.SendStreamingMessage(ctx, r))
 }
 
 // SubscribeToTask implements a2apb.A2AService. Without LastEventIDKey in
@@ -432,8 +460,9 @@ func (s *Server) streamSend(ctx context.Context, st streaming.Stream, req func()
 // the JSON bindings.
 func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb.A2AService_SubscribeToTaskServer) error {
 	const method = "SubscribeToTask"
-	ctx, err := s.begin(stream.Context(), method)
+	ctx, call, err := s.begin(stream.Context(), method)
 	if err != nil {
+		call.End(err)
 		return statusError(s.log, method, err)
 	}
 	var lastEventID string
@@ -447,7 +476,7 @@ func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb
 		first = n + 1
 	}
 	r := &a2a.SubscribeToTaskRequest{Tenant: req.Tenant, ID: req.Id}
-	return s.stream(method, stream, first, s.h.SubscribeToTask(ctx, r, lastEventID))
+	return s.stream(call, method, stream, first, s.h.SubscribeToTask(ctx, r, lastEventID))
 }
 
 // GetTask implements a2apb.A2AService.

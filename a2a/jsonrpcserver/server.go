@@ -187,6 +187,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveRPC serves one JSON-RPC request.
 func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
+	ctx, call := s.h.Begin(ctx, a2a.BindingJSONRPC, "", httpbind.Carrier(c))
+	var failed error // what the request was answered with
+	defer func() { call.End(failed) }()
 	header := httpbind.Version(c)
 	// Errors found before the method is known answer in the version the
 	// header names, else in 0.3, whose clients send no header.
@@ -198,17 +201,17 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("a2a: panic serving a request", "panic", p, "stack", string(debug.Stack()))
-			s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error"), version)
+			failed = s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error"), version)
 		}
 	}()
 	if c.Method() != "POST" {
 		c.SetHeader("Allow", "POST")
-		s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
+		failed = s.writeErrorStatus(c, 405, nil, a2a.Errorf(a2a.CodeInvalidRequest, "A2A JSON-RPC requests are HTTP POSTs; this was %s", c.Method()), version)
 		return
 	}
 	if status, err := s.checkRequest(c); err != nil {
 		c.SetHeader("Connection", "close")
-		s.writeErrorStatus(c, status, nil, err, version)
+		failed = s.writeErrorStatus(c, status, nil, err, version)
 		return
 	}
 	bufp := s.bodies.Get()
@@ -216,26 +219,28 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 	body, tooBig := httpbind.ReadBody(c, bufp, s.opts.MaxBodyBytes, s.log)
 	if tooBig {
 		c.SetHeader("Connection", "close")
-		s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
+		failed = s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
 		return
 	}
 	req, derr := jsonrpc.DecodeRequest(body) // req aliases body, which is reused after this call
 	id = req.ID
 	if derr != nil {
-		if _, mver, ok := jsonrpc.ParseMethod(req.Method); ok {
+		if op, mver, ok := jsonrpc.ParseMethod(req.Method); ok {
+			call.SetMethod(op.String())
 			version = mver
 		}
-		s.writeError(c, id, derr, version)
+		failed = s.writeError(c, id, derr, version)
 		return
 	}
 	op, mver, ok := jsonrpc.ParseMethod(req.Method)
 	if !ok {
-		s.writeError(c, id, a2a.Errorf(a2a.CodeMethodNotFound, "method %q does not exist; A2A 1.0 methods are named like SendMessage, 0.3 ones like message/send", req.Method), version)
+		failed = s.writeError(c, id, a2a.Errorf(a2a.CodeMethodNotFound, "method %q does not exist; A2A 1.0 methods are named like SendMessage, 0.3 ones like message/send", req.Method), version)
 		return
 	}
+	call.SetMethod(op.String())
 	version = mver
 	if err := checkVersionHeader(header, req.Method, mver); err != nil {
-		s.writeError(c, id, err, version)
+		failed = s.writeError(c, id, err, version)
 		return
 	}
 	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
@@ -245,30 +250,30 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: mver, Extensions: exts})
 	ctx, aerr := httpbind.Admit(ctx, s.h, op.String(), c)
 	if aerr != nil {
-		s.writeError(c, id, aerr, version)
+		failed = s.writeError(c, id, aerr, version)
 		return
 	}
 	if mver == a2a.Version {
 		var perr *a2a.Error
 		if req.Params, perr = jsonrpc.ProtoFieldNames(req.Params); perr != nil {
-			s.writeError(c, id, perr, version)
+			failed = s.writeError(c, id, perr, version)
 			return
 		}
 	}
 	if op.Streaming() {
-		s.serveStream(ctx, c, op, mver, id, req.Params)
+		failed = s.serveStream(ctx, c, op, mver, id, req.Params)
 		return
 	}
 	result, err := s.call(ctx, op, wireOf(mver), req.Params)
 	if err != nil {
-		s.writeError(c, id, server.ProtocolError(s.log, op.String(), err), version)
+		failed = s.writeError(c, id, server.ProtocolError(s.log, op.String(), err), version)
 		return
 	}
 	// Encode straight into the response's buffer: no copy.
 	out, err := jsonrpc.AppendResult(c.Buffer(), id, result)
 	if err != nil {
 		s.log.Error("a2a: encoding a result failed", "method", req.Method, "err", err)
-		s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"), version)
+		failed = s.writeError(c, id, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"), version)
 		return
 	}
 	c.Respond(200, "application/json", out)
@@ -313,7 +318,7 @@ func checkVersionHeader(header, method, methodVersion string) *a2a.Error {
 // writeError answers e with HTTP status 200, as JSON-RPC does, except for
 // authentication and authorization errors, which are 401 and 403 as on
 // every HTTP binding, so that HTTP clients and proxies know them.
-func (s *Server) writeError(c httpbind.Exchange, id json.RawMessage, e *a2a.Error, version string) {
+func (s *Server) writeError(c httpbind.Exchange, id json.RawMessage, e *a2a.Error, version string) error {
 	status := 200
 	switch e.Code {
 	case a2a.CodeUnauthenticated:
@@ -321,12 +326,15 @@ func (s *Server) writeError(c httpbind.Exchange, id json.RawMessage, e *a2a.Erro
 	case a2a.CodePermissionDenied:
 		status = 403
 	}
-	s.writeErrorStatus(c, status, id, e, version)
+	return s.writeErrorStatus(c, status, id, e, version)
 }
 
-func (s *Server) writeErrorStatus(c httpbind.Exchange, status int, id json.RawMessage, e *a2a.Error, version string) {
+// writeErrorStatus answers e with the HTTP status, and returns e: what
+// the request was answered with.
+func (s *Server) writeErrorStatus(c httpbind.Exchange, status int, id json.RawMessage, e *a2a.Error, version string) error {
 	httpbind.SetErrorHeaders(c, e)
 	c.Respond(status, "application/json", jsonrpc.AppendError(c.Buffer(), id, e, version))
+	return e
 }
 
 // Serve serves the endpoint and the card on ln with Hertz until ctx is

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/protocol/sse"
 
+	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/internal/httpbind"
 	"github.com/a2amesh/a2amesh/a2a/jsonrpc"
@@ -18,7 +19,9 @@ import (
 // the event's sequence number in the task, which a client can send back as
 // Last-Event-ID to resume. Errors, including those found before the first
 // event, are sent as an event too: streaming clients read only events.
-func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) {
+// It returns the error the stream ended with; nil when it ended with its
+// last event, or when its client went away.
+func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) error {
 	w := wireOf(version)
 	events := s.streamEvents(ctx, c, op, w, params)
 	ew := httpbind.NewEventWriter(c, s.opts.KeepAlive)
@@ -34,19 +37,20 @@ func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrp
 			if werr := ew.Event("", "", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
-			return
+			return pe
 		}
 		buf, err = jsonrpc.AppendResult(buf[:0], id, w.event(e.Event))
 		if err != nil {
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
-			return
+			return a2a.Errorf(a2a.CodeInternal, "internal error: an event could not be encoded")
 		}
 		if err := ew.Event(httpbind.EventID(e.Seq), "", buf, end.Last(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // streamEvents decodes a streaming call and starts it.

@@ -202,44 +202,48 @@ type exchange struct {
 
 // serve answers one request on the binding's catch-all route.
 func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
+	ctx, call := s.h.Begin(ctx, a2a.BindingHTTPJSON, "", httpbind.Carrier(c))
+	var failed error // what the request was answered with
+	defer func() { call.End(failed) }()
 	x := &exchange{c: c, media: responseType(c.Header("Accept"), c.Header("Content-Type"))}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("a2a: panic serving a request", "panic", p, "stack", string(debug.Stack()))
-			s.writeError(x, a2a.Errorf(a2a.CodeInternal, "internal error"))
+			failed = s.writeError(x, a2a.Errorf(a2a.CodeInternal, "internal error"))
 		}
 	}()
 	path, method := c.Path(), c.Method()
 	m, ok := matchPath(path)
 	if !ok {
-		s.writeStatus(x, 404, statusNotFound, a2a.Errorf(a2a.CodeMethodNotFound, "no A2A HTTP+JSON route is %s %s", method, path))
+		failed = s.writeStatus(x, 404, statusNotFound, a2a.Errorf(a2a.CodeMethodNotFound, "no A2A HTTP+JSON route is %s %s", method, path))
 		return
 	}
 	if m.card {
 		// Its own routes serve GET and HEAD.
 		c.SetHeader("Allow", m.allow())
-		s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "the agent card is read with GET, not %s", method))
+		failed = s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "the agent card is read with GET, not %s", method))
 		return
 	}
 	if x.op = m.forMethod(method); x.op == 0 {
 		c.SetHeader("Allow", m.allow())
-		s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "%s is served with %s, not %s", path, m.allow(), method))
+		failed = s.writeStatus(x, 405, statusUnimplemented, a2a.Errorf(a2a.CodeMethodNotFound, "%s is served with %s, not %s", path, m.allow(), method))
 		return
 	}
 	m.op = x.op
+	call.SetMethod(x.op.String())
 	if err := s.hosts.Check(c); err != nil {
 		c.SetHeader("Connection", "close")
-		s.writeStatus(x, 403, statusPermissionDenied, err)
+		failed = s.writeStatus(x, 403, statusPermissionDenied, err)
 		return
 	}
 	if v := httpbind.Version(c); v != "" && httpbind.MajorMinor(v) != a2a.Version {
-		s.writeError(x, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A-Version %q is not supported by the HTTP+JSON binding, which is A2A %s", v, a2a.Version))
+		failed = s.writeError(x, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A-Version %q is not supported by the HTTP+JSON binding, which is A2A %s", v, a2a.Version))
 		return
 	}
 	// Before the body is read: an unknown caller's is not.
 	ctx, aerr := httpbind.Admit(ctx, s.h, x.op.String(), c)
 	if aerr != nil {
-		s.writeError(x, aerr)
+		failed = s.writeError(x, aerr)
 		return
 	}
 	var body []byte
@@ -250,7 +254,7 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 		ct := c.Header("Content-Type")
 		if len(ct) > 0 && !httpbind.IsJSON(ct) {
 			c.SetHeader("Connection", "close")
-			s.writeStatus(x, 415, statusInvalidArgument, a2a.Errorf(a2a.CodeContentTypeNotSupported, "Content-Type %s is not JSON: send A2A HTTP+JSON bodies as application/a2a+json or application/json", ct))
+			failed = s.writeStatus(x, 415, statusInvalidArgument, a2a.Errorf(a2a.CodeContentTypeNotSupported, "Content-Type %s is not JSON: send A2A HTTP+JSON bodies as application/a2a+json or application/json", ct))
 			return
 		}
 		bufp := s.bodies.Get()
@@ -258,35 +262,35 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 		var tooBig bool
 		if body, tooBig = httpbind.ReadBody(c, bufp, s.cfg.MaxBodyBytes, s.log); tooBig {
 			c.SetHeader("Connection", "close")
-			s.writeStatus(x, 413, statusInvalidArgument, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.cfg.MaxBodyBytes))
+			failed = s.writeStatus(x, 413, statusInvalidArgument, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.cfg.MaxBodyBytes))
 			return
 		}
 		if len(ct) == 0 && len(bytes.TrimSpace(body)) > 0 {
-			s.writeStatus(x, 415, statusInvalidArgument, a2a.Errorf(a2a.CodeContentTypeNotSupported, "the request has a body but no Content-Type: send it as application/a2a+json or application/json"))
+			failed = s.writeStatus(x, 415, statusInvalidArgument, a2a.Errorf(a2a.CodeContentTypeNotSupported, "the request has a body but no Content-Type: send it as application/a2a+json or application/json"))
 			return
 		}
 	}
 	req, derr := decodeRequest(m.target, c.RawQuery(), body)
 	if derr != nil {
-		s.writeError(x, derr)
+		failed = s.writeError(x, derr)
 		return
 	}
 	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
 	if x.op.Streaming() {
-		s.serveStream(ctx, x, s.streamEvents(ctx, x, req))
+		failed = s.serveStream(ctx, x, s.streamEvents(ctx, x, req))
 		return
 	}
 	result, err := s.call(ctx, x.op, req)
 	if err != nil {
-		s.writeError(x, server.ProtocolError(s.log, x.op.String(), err))
+		failed = s.writeError(x, server.ProtocolError(s.log, x.op.String(), err))
 		return
 	}
 	// Encode straight into the response's buffer: no copy.
 	out, err := a2a.AppendJSON(c.Buffer(), result)
 	if err != nil {
 		s.log.Error("a2a: encoding a result failed", "method", x.op.String(), "err", err)
-		s.writeError(x, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"))
+		failed = s.writeError(x, a2a.Errorf(a2a.CodeInternal, "internal error: the result could not be encoded"))
 		return
 	}
 	c.Respond(200, x.media, out)
@@ -340,8 +344,10 @@ func (s *Server) streamEvents(ctx context.Context, x *exchange, req any) iter.Se
 // what HTTP+JSON clients read of a failed request; one after it is an
 // event of type "error" whose data is the Status JSON, which @a2a-js/sdk
 // and a2a-go read as the stream's error (a2a-go reads any event's data;
-// @a2a-js/sdk takes only an "error" event as one).
-func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[eventlog.Entry, error]) {
+// @a2a-js/sdk takes only an "error" event as one). It returns the error
+// the stream ended with; nil when it ended with its last event, or when
+// its client went away.
+func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[eventlog.Entry, error]) error {
 	var w *httpbind.EventWriter
 	defer func() {
 		if w != nil {
@@ -354,15 +360,14 @@ func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[
 		if err != nil {
 			pe := server.ProtocolError(s.log, x.op.String(), err)
 			if w == nil {
-				s.writeError(x, pe)
-				return
+				return s.writeError(x, pe)
 			}
 			code, status := httpStatus(pe)
 			buf = appendStatus(buf[:0], code, status, pe)
 			if werr := w.Event("", "error", buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
-			return
+			return pe
 		}
 		if w == nil {
 			w = httpbind.NewEventWriter(x.c, s.cfg.KeepAlive)
@@ -370,26 +375,29 @@ func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[
 		buf, err = a2a.AppendJSON(buf[:0], a2a.Wrap(e.Event))
 		if err != nil {
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
-			return
+			return a2a.Errorf(a2a.CodeInternal, "internal error: an event could not be encoded")
 		}
 		if err := w.Event(httpbind.EventID(e.Seq), "", buf, end.Last(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // writeError answers e with the HTTP status the specification maps its
 // code to.
-func (s *Server) writeError(x *exchange, e *a2a.Error) {
+func (s *Server) writeError(x *exchange, e *a2a.Error) error {
 	code, status := httpStatus(e)
-	s.writeStatus(x, code, status, e)
+	return s.writeStatus(x, code, status, e)
 }
 
 // writeStatus answers e as a google.rpc.Status with the HTTP status code
-// and the google.rpc.Code name status.
-func (s *Server) writeStatus(x *exchange, code int, status string, e *a2a.Error) {
+// and the google.rpc.Code name status, and returns e: what the request
+// was answered with.
+func (s *Server) writeStatus(x *exchange, code int, status string, e *a2a.Error) error {
 	httpbind.SetErrorHeaders(x.c, e)
 	x.c.Respond(code, x.media, appendStatus(x.c.Buffer(), code, status, e))
+	return e
 }

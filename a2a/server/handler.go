@@ -325,6 +325,7 @@ func (h *Handler) getTask(ctx context.Context, id string) (taskstore.Entry, erro
 	if err := h.checkID("id", id); err != nil {
 		return taskstore.Entry{}, err
 	}
+	h.noteTask(ctx, id, "")
 	e, err := h.load(ctx, id)
 	if err == nil && !visible(ctx, e) {
 		h.audit(ctx, "task "+id+" is another's")

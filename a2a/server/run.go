@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/push"
@@ -63,9 +65,10 @@ type run struct {
 	pushCfg   *push.Config // registered with the send, saved once the task exists
 	isStarted bool
 	isSettled bool
-	permit    bool // the run holds one of Limits.MaxRuns, returned when it ends
-	counted   bool // the run is counted as going on (enterRun), until it ends
-	size      int  // the task's estimated size with the events folded so far
+	permit    bool       // the run holds one of Limits.MaxRuns, returned when it ends
+	counted   bool       // the run is counted as going on (enterRun), until it ends
+	size      int        // the task's estimated size with the events folded so far
+	span      trace.Span // the run's, when spans are recorded (observeRun)
 }
 
 // errTaskEnded means the task reached a terminal state through another
@@ -103,6 +106,7 @@ func (r *run) abandon() {
 		r.markStarted()
 		r.markSettled(nil)
 	}
+	r.endSpan(r.err)
 	r.feed.end(nil)
 	close(r.done)
 }
@@ -138,7 +142,7 @@ func (r *run) execute() {
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				h.log.Error("a2a: agent panicked", "task", r.req.TaskID, "panic", p, "stack", string(debug.Stack()))
+				h.log.ErrorContext(r.ctx, "a2a: agent panicked", "task", r.req.TaskID, "panic", p, "stack", string(debug.Stack()))
 				outcome = fmt.Errorf("the agent failed: panic: %v", p)
 			}
 		}()
@@ -158,6 +162,7 @@ func (r *run) execute() {
 		}
 	}()
 	r.finish(outcome)
+	r.endSpan(outcome)
 }
 
 // handle applies one event; stop reports that the run is over.
@@ -225,7 +230,7 @@ func (r *run) create(t *a2a.Task, event bool) (stop bool, err error) {
 	if r.pushCfg != nil {
 		r.pushCfg.TaskID = t.ID
 		if err := h.pushCfgs.Save(context.WithoutCancel(r.ctx), *r.pushCfg); err != nil {
-			h.log.Warn("a2a: saving the push notification config of a new task failed", "task", t.ID, "err", err)
+			h.log.WarnContext(r.ctx, "a2a: saving the push notification config of a new task failed", "task", t.ID, "err", err)
 		} else {
 			h.ensurePushLocked(r.s, 0)
 		}
@@ -423,6 +428,11 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 		if err != nil {
 			return 0, storeError{fmt.Errorf("store task %s at event %d: %w", id, last, err)}
 		}
+		var wasState a2a.TaskState
+		if cur.Task != nil {
+			wasState = cur.Task.Status.State
+		}
+		h.noteCommit(wasState, evs)
 		was := stateClass(cur.Task)
 		*cur = stored
 		s.lastSeq = stored.Seq
@@ -525,7 +535,7 @@ func (r *run) finish(outcome error) {
 	}
 	if lost {
 		// The task was never stored: the caller gets the error instead.
-		h.log.Info("a2a: a new task could not be stored", "task", r.req.TaskID, "err", outcome)
+		h.log.InfoContext(r.ctx, "a2a: a new task could not be stored", "task", r.req.TaskID, "err", outcome)
 		r.unstored = outcome
 		r.markSettled(nil)
 		return
@@ -543,15 +553,15 @@ func (r *run) finish(outcome error) {
 		// The stores' text is for the operator, not for every reader of
 		// the task.
 		text = "the task could not be stored, so its run was stopped; the agent's log says why"
-		h.log.Error("a2a: task failed: its events could not be stored", "task", r.req.TaskID, "err", outcome)
+		h.log.ErrorContext(r.ctx, "a2a: task failed: its events could not be stored", "task", r.req.TaskID, "err", outcome)
 	case outcome != nil:
 		text = outcome.Error()
-		h.log.Info("a2a: task failed", "task", r.req.TaskID, "err", outcome)
+		h.log.InfoContext(r.ctx, "a2a: task failed", "task", r.req.TaskID, "err", outcome)
 	}
 	if state != "" {
 		ev := a2a.NewStatusUpdate(r.req.TaskID, r.req.ContextID, state, a2a.NewTextMessage(a2a.RoleAgent, text))
 		if err := r.commit(ev); err != nil && !errors.Is(err, errTaskEnded) {
-			h.log.Error("a2a: recording the end of a run failed", "task", r.req.TaskID, "err", err)
+			h.log.ErrorContext(r.ctx, "a2a: recording the end of a run failed", "task", r.req.TaskID, "err", err)
 		}
 	}
 	e, err := h.load(context.WithoutCancel(r.ctx), r.req.TaskID)

@@ -222,6 +222,7 @@ func (h *Handler) startRun(ctx context.Context, req *a2a.SendMessageRequest, str
 		return nil, err
 	}
 	r.permit, r.counted = true, true
+	h.observeRun(ctx, r)
 	return r, nil
 }
 
