@@ -139,7 +139,9 @@ type Config struct {
 	// served at /metrics (MetricsPath). nil: metrics only, in a registry
 	// of the server's own, and no spans.
 	Telemetry *telemetry.Telemetry
-	// Logger receives the server's logs; nil means slog.Default().
+	// Logger receives the server's logs, records about a task naming its
+	// trace, task and conversation (telemetry.LogHandler); nil means
+	// slog.Default().
 	Logger *slog.Logger
 }
 

@@ -134,6 +134,8 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	if log == nil {
 		log = slog.Default()
 	}
+	// Records logged with a context name its trace and task.
+	log = slog.New(telemetry.LogHandler(log.Handler()))
 	sender, err := cfg.pushSender(log)
 	if err != nil {
 		return nil, err
@@ -203,6 +205,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
+	sender.Telemetry = s.tel
 	hc := server.Config{Card: card, Executor: exec, Tasks: s.st.tasks, Events: s.st.events, PushConfigs: s.st.push,
 		PushSender: sender, Retention: s.st.retention, CommitDelay: cfg.commitDelay(), Limits: cfg.Limits, Gate: cfg.Gate,
 		Telemetry: s.tel, Logger: log}

@@ -21,6 +21,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/a2av03"
 	"github.com/a2amesh/a2amesh/a2a/netguard"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // Defaults of a zero Sender.
@@ -143,6 +144,10 @@ type Sender struct {
 	// destination, with their number), and a breaker's opening (Warn) and
 	// closing (Info), once each. nil means slog.Default().
 	Logger *slog.Logger
+	// Telemetry counts the notifications by outcome (telemetry.Push):
+	// delivered, refused (Guard refused the destination) or failed (any
+	// other end but the caller's giving up); nil counts none.
+	Telemetry *telemetry.Telemetry
 
 	once      sync.Once
 	client    *http.Client
@@ -273,6 +278,19 @@ func (s *Sender) backoff(n int) time.Duration {
 // whose breaker is open with ErrUnavailable, before or between attempts.
 // When ctx ends, Notify stops and returns an error wrapping ctx.Err().
 func (s *Sender) Notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a2a.Task) error {
+	err := s.notify(ctx, c, ev, snapshot)
+	switch {
+	case err == nil:
+		s.Telemetry.Push("delivered")
+	case errors.Is(err, netguard.ErrRefused):
+		s.Telemetry.Push("refused")
+	case ctx.Err() == nil:
+		s.Telemetry.Push("failed")
+	}
+	return err
+}
+
+func (s *Sender) notify(ctx context.Context, c Config, ev a2a.Event, snapshot *a2a.Task) error {
 	body, contentType, err := payload(c.ProtocolVersion, ev, snapshot)
 	if err != nil {
 		return fmt.Errorf("push: cannot notify webhook %s of task %s: %w", c.ID, c.TaskID, err)
