@@ -92,24 +92,9 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// Each request is counted when its answer has gone: wait for the last.
-	var families map[string]*dto.MetricFamily
-	var text []byte
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	deadline := time.Now().Add(bound)
-	for {
-		text = scrape(t, s.URL()+"metrics")
-		var err error
-		if families, err = parser.TextToMetricFamilies(bytes.NewReader(text)); err != nil {
-			t.Fatalf("/metrics does not parse: %v\n%s", err, text)
-		}
-		if counter(families, "a2a_server_requests_total", "binding", a2a.BindingGRPC, "method", "GetTask", "code", "TASK_NOT_FOUND") == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gRPC's GetTask not counted within %s:\n%s", bound, text)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	families, text := scrapeUntil(t, s.URL()+"metrics", func(families map[string]*dto.MetricFamily) bool {
+		return counter(families, "a2a_server_requests_total", "binding", a2a.BindingGRPC, "method", "GetTask", "code", "TASK_NOT_FOUND") == 1
+	})
 	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
 		for _, tc := range []struct{ method, code string }{{"SendMessage", "OK"}, {"GetTask", "TASK_NOT_FOUND"}} {
 			if n := counter(families, "a2a_server_requests_total", "binding", binding, "method", tc.method, "code", tc.code); n != 1 {
@@ -140,18 +125,60 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-func scrape(t *testing.T, url string) []byte {
+// scrapeUntil GETs the metrics at url until done holds of them, failing
+// after bound; it returns them, parsed and as text.
+func scrapeUntil(t *testing.T, url string, done func(map[string]*dto.MetricFamily) bool) (map[string]*dto.MetricFamily, []byte) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	deadline := time.Now().Add(bound)
+	for {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+		}
+		families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+		if err != nil {
+			t.Fatalf("%s does not parse: %v\n%s", url, err, text)
+		}
+		if done(families) {
+			return families, text
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not as expected within %s:\n%s", url, bound, text)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+}
+
+// TestMetricsCountRefusals: a request the gate refuses is counted, on
+// each binding, with the error's name.
+func TestMetricsCountRefusals(t *testing.T) {
+	s := gatedServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	for _, b := range []client.Binding{client.JSONRPC, client.HTTPJSON, grpcclient.Binding(grpcclient.Config{})} {
+		c, err := client.New(ctx, s.URL(), client.Config{Bindings: []client.Binding{b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "some-task"}); !errors.Is(err, a2a.ErrUnauthenticated) {
+			t.Errorf("GetTask without a credential over %s: %v, want Unauthenticated", c.Binding(), err)
+		}
+		c.Close()
 	}
-	return b
+	scrapeUntil(t, s.URL()+"metrics", func(families map[string]*dto.MetricFamily) bool {
+		for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
+			if counter(families, "a2a_server_requests_total", "binding", binding, "method", "GetTask", "code", "UNAUTHENTICATED") != 1 {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // metric returns the metric of the family name whose labels are the pairs
