@@ -9,6 +9,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // CancelTask cancels a task: the agent's Cancel hook is asked first, then
@@ -144,7 +145,7 @@ func (h *Handler) stopRun(ctx context.Context, s *slot, r *run) (forced bool, er
 		return false, ctx.Err()
 	case <-timer.C:
 	}
-	h.log.Warn("a2a: agent did not stop after cancellation; marking the task canceled", "task", r.req.TaskID, "waited", h.cancelTimeout)
+	h.log.WarnContext(ctx, "a2a: agent did not stop after cancellation; marking the task canceled", "task", r.req.TaskID, "waited", h.cancelTimeout)
 	e, err := h.load(ctx, r.req.TaskID)
 	if err != nil {
 		return false, fmt.Errorf("cancel task %s: %w", r.req.TaskID, err)
@@ -181,7 +182,7 @@ func (h *Handler) askAgent(ctx context.Context, task *a2a.Task) error {
 		return a2a.AsError(err)
 	}
 	if err != nil {
-		h.log.Warn("a2a: the agent's cancel hook failed; canceling anyway", "task", task.ID, "err", err)
+		h.log.WarnContext(telemetry.WithTask(ctx, task.ID, task.ContextID), "a2a: the agent's cancel hook failed; canceling anyway", "task", task.ID, "err", err)
 	}
 	return nil
 }
