@@ -39,7 +39,14 @@ func TaskFrom(ctx context.Context) (taskID, contextID string) {
 // and conversation WithTask put in it (task_id, context_id). A record
 // whose context carries neither goes to next as it is. Under a group
 // (WithGroup) the attributes are in the group, as the record's own are.
-func LogHandler(next slog.Handler) slog.Handler { return logHandler{next} }
+// A handler LogHandler made already is returned as it is: wrapped twice,
+// it would add everything twice.
+func LogHandler(next slog.Handler) slog.Handler {
+	if _, ok := next.(logHandler); ok {
+		return next
+	}
+	return logHandler{next}
+}
 
 type logHandler struct{ next slog.Handler }
 

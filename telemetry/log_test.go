@@ -35,7 +35,8 @@ func TestLogHandler(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			log := slog.New(telemetry.LogHandler(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: noTime})))
+			// Wrapped twice, as a server given a wrapped logger does.
+			log := slog.New(telemetry.LogHandler(telemetry.LogHandler(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: noTime}))))
 			log.InfoContext(tc.ctx, "hello", "n", 1)
 			if got := strings.TrimSpace(strings.TrimPrefix(b.String(), "level=INFO ")); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)

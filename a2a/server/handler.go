@@ -42,9 +42,9 @@ type Config struct {
 	Events      eventlog.Log
 	PushConfigs push.ConfigStore
 	// PushSender delivers push notifications; nil means a default Sender,
-	// whose SSRF guard refuses private and loopback webhooks and whose
+	// whose SSRF guard refuses private and loopback webhooks, whose
 	// bounds keep webhooks that never answer from holding the server's
-	// connections.
+	// connections, and which reports to Telemetry.
 	PushSender *push.Sender
 	// Replicas reaches the other replicas that share these stores, so that a
 	// cancel reaches the run wherever it runs; nil for a single replica.
@@ -158,7 +158,7 @@ func New(cfg Config) (*Handler, error) {
 		h.pushCfgs = new(push.Memory)
 	}
 	if h.sender == nil {
-		h.sender = new(push.Sender)
+		h.sender = &push.Sender{Telemetry: cfg.Telemetry}
 	}
 	if h.log == nil {
 		h.log = slog.Default()
