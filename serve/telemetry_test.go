@@ -68,10 +68,10 @@ func runExecutor(t *testing.T, exec server.AgentExecutor, cfg serve.Config) (*se
 	return nil, ""
 }
 
-// TestMetrics: requests on each binding, served and failed, are counted
-// in /metrics by binding, method and code, with the tasks' states and
-// events and the Go runtime's metrics beside them; the exposition passes
-// Prometheus's linter.
+// TestMetrics: requests on each binding, served, failed and streamed,
+// are counted in /metrics by binding, method and code, with the tasks'
+// states and events and the Go runtime's metrics beside them; the
+// exposition passes Prometheus's linter.
 func TestMetrics(t *testing.T) {
 	s, _ := runExecutor(t, new(echo.Executor), serve.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
@@ -88,29 +88,47 @@ func TestMetrics(t *testing.T) {
 		if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "no-such-task"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Fatalf("GetTask of an unknown task over %s: %v, want TaskNotFound", c.Binding(), err)
 		}
+		n := 0
+		for _, err := range c.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hello, streamed")}) {
+			if err != nil {
+				t.Fatalf("SendStreamingMessage over %s: %v", c.Binding(), err)
+			}
+			n++
+		}
+		if n < 3 {
+			t.Fatalf("SendStreamingMessage over %s: %d events", c.Binding(), n)
+		}
 		c.Close()
 	}
 
-	// Each request is counted when its answer has gone: wait for the last.
+	// Each request is counted when its answer has gone, a stream's after
+	// its last event: wait for them.
+	bindings := []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC}
+	requests := []struct{ method, code string }{{"SendMessage", "OK"}, {"GetTask", "TASK_NOT_FOUND"}, {"SendStreamingMessage", "OK"}}
 	families, text := scrapeUntil(t, s.URL()+"metrics", func(families map[string]*dto.MetricFamily) bool {
-		return counter(families, "a2a_server_requests_total", "binding", a2a.BindingGRPC, "method", "GetTask", "code", "TASK_NOT_FOUND") == 1
+		for _, binding := range bindings {
+			for _, r := range requests {
+				if counter(families, "a2a_server_requests_total", "binding", binding, "method", r.method, "code", r.code) != 1 {
+					return false
+				}
+			}
+		}
+		return true
 	})
-	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
-		for _, tc := range []struct{ method, code string }{{"SendMessage", "OK"}, {"GetTask", "TASK_NOT_FOUND"}} {
-			if n := counter(families, "a2a_server_requests_total", "binding", binding, "method", tc.method, "code", tc.code); n != 1 {
-				t.Errorf("a2a_server_requests_total{binding=%q,method=%q,code=%q} = %v, want 1", binding, tc.method, tc.code, n)
-			}
-			if n := histogramCount(families, "a2a_server_request_duration_seconds", "binding", binding, "method", tc.method); n != 1 {
-				t.Errorf("a2a_server_request_duration_seconds{binding=%q,method=%q} counts %d, want 1", binding, tc.method, n)
+	for _, binding := range bindings {
+		for _, r := range requests {
+			if n := histogramCount(families, "a2a_server_request_duration_seconds", "binding", binding, "method", r.method); n != 1 {
+				t.Errorf("a2a_server_request_duration_seconds{binding=%q,method=%q} counts %d, want 1", binding, r.method, n)
 			}
 		}
 	}
-	for _, state := range []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateCompleted} { // the echo agent answers a send without working
-		if n := counter(families, "a2a_server_task_states_total", "state", string(state)); n != 3 {
-			t.Errorf("a2a_server_task_states_total{state=%q} = %v, want 3 (a task per binding)", state, n)
+	// Two tasks per binding; the echo agent works only on the streamed one.
+	for state, want := range map[a2a.TaskState]float64{a2a.TaskStateSubmitted: 6, a2a.TaskStateWorking: 3, a2a.TaskStateCompleted: 6} {
+		if n := counter(families, "a2a_server_task_states_total", "state", string(state)); n != want {
+			t.Errorf("a2a_server_task_states_total{state=%q} = %v, want %v", state, n, want)
 		}
 	}
-	if n := counter(families, "a2amesh_task_events_total"); n < 9 {
+	if n := counter(families, "a2amesh_task_events_total"); n < 18 {
 		t.Errorf("a2amesh_task_events_total = %v, want at least 3 per task", n)
 	}
 	if families["go_goroutines"] == nil {
