@@ -331,34 +331,39 @@ func noErr[A, B any](f func(A) B) func(A) (B, error) {
 // The stream's end ends call: with the error the stream ends with, or
 // none when it ended with its last event or its client went away.
 func (s *Server) stream(call server.Call, method string, st streaming.Stream, first uint64, events iter.Seq2[eventlog.Entry, error]) error {
-	var failed error
-	defer func() { call.End(failed) }()
-	headed := first > 0
-	if headed {
+	// What the loop changes, in one variable: the loop's body is a
+	// closure, and each variable it changes would be an allocation of its
+	// own.
+	var loop struct {
+		headed bool
+		buf    []byte
+		failed error // what the stream ends with, for call
+	}
+	defer func() { call.End(loop.failed) }()
+	if loop.headed = first > 0; loop.headed {
 		if err := st.SendHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(first, 10))); err != nil {
 			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
 			return err
 		}
 	}
-	var buf []byte
 	for e, err := range events {
 		if err != nil {
-			failed = err
+			loop.failed = err
 			return statusError(s.log, method, err)
 		}
-		if !headed && e.Seq > 0 {
+		if !loop.headed && e.Seq > 0 {
 			if err := st.SetHeader(metadata.Pairs(FirstEventIDKey, strconv.FormatUint(e.Seq, 10))); err != nil {
-				failed = fmt.Errorf("set the response header: %w", err)
-				return statusError(s.log, method, failed)
+				loop.failed = fmt.Errorf("set the response header: %w", err)
+				return statusError(s.log, method, loop.failed)
 			}
 		}
-		headed = true
-		buf, err = pbconv.AppendEvent(buf[:0], e.Event)
+		loop.headed = true
+		loop.buf, err = pbconv.AppendEvent(loop.buf[:0], e.Event)
 		if err != nil {
-			failed = fmt.Errorf("encode an event: %w", err)
-			return statusError(s.log, method, failed)
+			loop.failed = fmt.Errorf("encode an event: %w", err)
+			return statusError(s.log, method, loop.failed)
 		}
-		if err := st.SendMsg(pbwire.Encoded(buf)); err != nil {
+		if err := st.SendMsg(pbwire.Encoded(loop.buf)); err != nil {
 			s.log.Debug("a2a: gRPC stream client went away", "method", method, "err", err)
 			return err
 		}

@@ -26,31 +26,37 @@ func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrp
 	events := s.streamEvents(ctx, c, op, w, params)
 	ew := httpbind.NewEventWriter(c, s.opts.KeepAlive)
 	defer ew.Close()
-	end := httpbind.NewStreamEnd(op == jsonrpc.OpSubscribeToTask, c.Header(sse.LastEventIDHeader))
-
-	buf := make([]byte, 0, 1024)
+	// What the loop's body changes, in one variable: the body is a
+	// closure, and each variable it changes is an allocation of its own.
+	loop := struct {
+		end    httpbind.StreamEnd
+		buf    []byte
+		failed error // what the stream ends with
+	}{end: httpbind.NewStreamEnd(op == jsonrpc.OpSubscribeToTask, c.Header(sse.LastEventIDHeader)), buf: make([]byte, 0, 1024)}
 	for e, err := range events {
 		if err != nil {
 			pe := server.ProtocolError(s.log, op.String(), err)
 			httpbind.SetErrorHeaders(c, pe) // written with the headers, if they have not been
-			buf = jsonrpc.AppendError(buf[:0], id, pe, version)
-			if werr := ew.Event("", "", buf, true); werr != nil {
+			loop.buf = jsonrpc.AppendError(loop.buf[:0], id, pe, version)
+			if werr := ew.Event("", "", loop.buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
-			return pe
+			loop.failed = pe
+			break
 		}
-		buf, err = jsonrpc.AppendResult(buf[:0], id, w.event(e.Event))
+		loop.buf, err = jsonrpc.AppendResult(loop.buf[:0], id, w.event(e.Event))
 		if err != nil {
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
-			return a2a.Errorf(a2a.CodeInternal, "internal error: an event could not be encoded")
+			loop.failed = a2a.Errorf(a2a.CodeInternal, "internal error: an event could not be encoded")
+			break
 		}
-		if err := ew.Event(httpbind.EventID(e.Seq), "", buf, end.Last(e.Event)); err != nil {
+		if err := ew.Event(httpbind.EventID(e.Seq), "", loop.buf, loop.end.Last(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
-			return nil
+			break
 		}
 	}
-	return nil
+	return loop.failed
 }
 
 // streamEvents decodes a streaming call and starts it.

@@ -348,42 +348,50 @@ func (s *Server) streamEvents(ctx context.Context, x *exchange, req any) iter.Se
 // the stream ended with; nil when it ended with its last event, or when
 // its client went away.
 func (s *Server) serveStream(ctx context.Context, x *exchange, events iter.Seq2[eventlog.Entry, error]) error {
-	var w *httpbind.EventWriter
+	// What the loop's body changes, in one variable: the body is a
+	// closure, and each variable it changes is an allocation of its own.
+	loop := struct {
+		w      *httpbind.EventWriter // nil until the first event
+		end    httpbind.StreamEnd
+		buf    []byte
+		failed error // what the stream ends with
+	}{end: httpbind.NewStreamEnd(x.op == jsonrpc.OpSubscribeToTask, x.c.Header(sse.LastEventIDHeader)), buf: make([]byte, 0, 1024)}
 	defer func() {
-		if w != nil {
-			w.Close()
+		if loop.w != nil {
+			loop.w.Close()
 		}
 	}()
-	end := httpbind.NewStreamEnd(x.op == jsonrpc.OpSubscribeToTask, x.c.Header(sse.LastEventIDHeader))
-	buf := make([]byte, 0, 1024)
 	for e, err := range events {
 		if err != nil {
 			pe := server.ProtocolError(s.log, x.op.String(), err)
-			if w == nil {
-				return s.writeError(x, pe)
+			loop.failed = pe
+			if loop.w == nil {
+				s.writeError(x, pe)
+				break
 			}
 			code, status := httpStatus(pe)
-			buf = appendStatus(buf[:0], code, status, pe)
-			if werr := w.Event("", "error", buf, true); werr != nil {
+			loop.buf = appendStatus(loop.buf[:0], code, status, pe)
+			if werr := loop.w.Event("", "error", loop.buf, true); werr != nil {
 				s.log.Debug("a2a: writing a stream error failed", "err", werr)
 			}
-			return pe
+			break
 		}
-		if w == nil {
-			w = httpbind.NewEventWriter(x.c, s.cfg.KeepAlive)
+		if loop.w == nil {
+			loop.w = httpbind.NewEventWriter(x.c, s.cfg.KeepAlive)
 		}
-		buf, err = a2a.AppendJSON(buf[:0], a2a.Wrap(e.Event))
+		loop.buf, err = a2a.AppendJSON(loop.buf[:0], a2a.Wrap(e.Event))
 		if err != nil {
 			s.log.Error("a2a: encoding a stream event failed", "err", err)
-			return a2a.Errorf(a2a.CodeInternal, "internal error: an event could not be encoded")
+			loop.failed = a2a.Errorf(a2a.CodeInternal, "internal error: an event could not be encoded")
+			break
 		}
-		if err := w.Event(httpbind.EventID(e.Seq), "", buf, end.Last(e.Event)); err != nil {
+		if err := loop.w.Event(httpbind.EventID(e.Seq), "", loop.buf, loop.end.Last(e.Event)); err != nil {
 			// The client went away. The task goes on; it can resubscribe.
 			s.log.Debug("a2a: stream client went away", "err", err)
-			return nil
+			break
 		}
 	}
-	return nil
+	return loop.failed
 }
 
 // writeError answers e with the HTTP status the specification maps its
