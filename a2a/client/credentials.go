@@ -53,17 +53,18 @@ func (e *credentialsError) Error() string {
 func (e *credentialsError) Unwrap() []error { return []error{ErrCredentials, e.err} }
 
 // authenticate returns the headers of a call: h, the call's, with the
-// Credentials' headers added where h does not set them. h is not changed.
+// Credentials' headers added where h does not set them, and the trace
+// context of ctx (withTrace). h is not changed.
 func (c *Client) authenticate(ctx context.Context, op string, h http.Header) (http.Header, error) {
 	if c.creds == nil {
-		return h, nil
+		return withTrace(ctx, h), nil
 	}
 	ch, err := c.creds.Header(ctx)
 	if err != nil {
 		return nil, &credentialsError{op: op, agent: c.agentName(), err: err}
 	}
 	if len(ch) == 0 {
-		return h, nil
+		return withTrace(ctx, h), nil
 	}
 	out := h.Clone()
 	if out == nil {
@@ -75,7 +76,7 @@ func (c *Client) authenticate(ctx context.Context, op string, h http.Header) (ht
 			out[k] = vs
 		}
 	}
-	return out, nil
+	return withTrace(ctx, out), nil
 }
 
 // agentName names the agent in errors: its card's name and its URL.
