@@ -335,8 +335,11 @@ func (r *RemoteAgent) failure(err error) *adk.AgentEvent {
 // the stream ends with the task. With mayLose, a follow-up to a task the
 // server does not know reports lost instead of failing.
 func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runMeta, gen *adk.AsyncGenerator[*adk.AgentEvent], mayLose bool) (lost bool) {
+	var failed error // what the run fails with, for the hop's span and metric
+	ctx, endHop := r.hop(ctx, "SendStreamingMessage")
 	d := &decoder{agent: r, ctx: ctx, gen: gen, streams: map[string]*schema.StreamWriter[*schema.Message]{},
 		taskID: msg.TaskID, contextID: msg.ContextID}
+	defer func() { endHop(d.taskID, failed) }()
 	defer d.closeStreams(errors.New("the remote stream ended early"))
 	streamCtx, stopStream := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStream()
@@ -358,6 +361,7 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 		for ev, err := range r.client.SendStreamingMessage(streamCtx, req) {
 			if err != nil {
 				if mayLose && !seen && errors.Is(err, a2a.ErrTaskNotFound) {
+					failed = err
 					return true
 				}
 				// Refused for now (the agent's replica is draining, or at
@@ -368,6 +372,7 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 					again = true
 					break
 				}
+				failed = err
 				if ctx.Err() != nil {
 					gen.Send(r.failure(fmt.Errorf("cancelled: %w", ctx.Err())))
 				} else {
@@ -389,7 +394,8 @@ func (r *RemoteAgent) exchange(ctx context.Context, msg *a2a.Message, meta *runM
 		}
 	}
 	if !d.ended {
-		gen.Send(r.failure(errors.New("the task's stream ended before the task did")))
+		failed = errors.New("the task's stream ended before the task did")
+		gen.Send(r.failure(failed))
 	}
 	return false
 }
