@@ -499,7 +499,9 @@ func toolEvent(agent string, result *schema.Message, action *AgentAction) *Agent
 
 // callModel asks the model for its next message and emits it, streamed when
 // streaming.
-func (a *ChatModelAgent) callModel(ctx context.Context, m model.ChatModel, msgs []*schema.Message, streaming bool, opts []model.Option, emit emitFunc) (*schema.Message, error) {
+func (a *ChatModelAgent) callModel(ctx context.Context, m model.ChatModel, msgs []*schema.Message, streaming bool, opts []model.Option, emit emitFunc) (reply *schema.Message, err error) {
+	ctx, done := modelCall(ctx, a.cfg.Name, m, opts)
+	defer func() { done(reply, err) }()
 	if !streaming {
 		msg, err := m.Generate(ctx, msgs, opts...)
 		if err != nil {

@@ -287,7 +287,7 @@ func (a *flowAgent) runInline(ctx context.Context, input *AgentInput, opts []Age
 		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: err})
 		return nil
 	}
-	return a.drive(ctx, s, path, opts, emit, func(own emitFunc, innerOpts []AgentRunOption) *frame {
+	return a.drive(ctx, s, path, opts, emit, func(ctx context.Context, own emitFunc, innerOpts []AgentRunOption) *frame {
 		return a.runAgent(ctx, path, in, innerOpts, own)
 	})
 }
@@ -313,18 +313,22 @@ func (a *flowAgent) resumeInline(ctx context.Context, f *frame, opts []AgentRunO
 		}
 		return nil
 	}
-	return a.drive(ctx, s, path, opts, emit, func(own emitFunc, innerOpts []AgentRunOption) *frame {
+	return a.drive(ctx, s, path, opts, emit, func(ctx context.Context, own emitFunc, innerOpts []AgentRunOption) *frame {
 		return a.resumeAgent(ctx, s, path, ff.Inner, innerOpts, own)
 	})
 }
 
 // drive runs (or resumes) the flow's own agent through step, records and
-// stamps its events, and then carries out the transfer it asks for.
+// stamps its events, and then carries out the transfer it asks for; all in
+// the agent's span, if the run is traced.
 func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts []AgentRunOption, emit emitFunc,
-	step func(own emitFunc, innerOpts []AgentRunOption) *frame) *frame {
+	step func(ctx context.Context, own emitFunc, innerOpts []AgentRunOption) *frame) *frame {
 	var last *AgentAction
 	var lastSaid *historyEntry // the agent's last assistant message, for outputKey
 	failed := false
+	var failure error // the agent's own error event's, for its span
+	ctx, span := agentSpan(ctx, a.name, path)
+	defer func() { endSpan(span, failure) }()
 	own := func(ev *AgentEvent) {
 		if len(ev.RunPath) == 0 {
 			if ev.AgentName == "" {
@@ -341,7 +345,7 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 		}
 		if samePath(ev.RunPath, path) {
 			if ev.Err != nil {
-				failed = true
+				failed, failure = true, ev.Err
 			}
 			if act := ev.Action; act != nil && (act.Exit || act.TransferToAgent != nil || act.Interrupted != nil) {
 				last = act
@@ -359,7 +363,7 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 		// A workflow passes every option on to its steps, which pick theirs.
 		innerOpts = optionsFor(a.name, opts)
 	}
-	if f := step(own, innerOpts); f != nil {
+	if f := step(ctx, own, innerOpts); f != nil {
 		return &frame{Flow: &flowFrame{Inner: f}}
 	}
 	if a.outputKey != "" && !failed && lastSaid != nil {
@@ -396,7 +400,9 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 		emit(&AgentEvent{AgentName: a.name, RunPath: path, Err: fmt.Errorf("transfer from %s to %s: %w", a.name, dest, err)})
 		return nil
 	}
-	if tf := target.runInline(ctx, nil, opts, emit); tf != nil {
+	tctx, tspan := transferSpan(ctx, a.name, dest)
+	defer endSpan(tspan, nil)
+	if tf := target.runInline(tctx, nil, opts, emit); tf != nil {
 		return &frame{Flow: &flowFrame{TransferTo: dest, Target: tf}}
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 )
 
 // TestRemoteHopReported: a run of a remote agent in a context that carries
-// a Telemetry makes a client span for its call, child of the run's span,
+// a Telemetry makes a client span for its call, child of the agent's run,
 // naming the agent, the method and the remote task, and counts the call in
 // the remote-agent metric; without one it reports nothing and still runs.
 func TestRemoteHopReported(t *testing.T) {
@@ -33,17 +33,20 @@ func TestRemoteHopReported(t *testing.T) {
 	adktest.Expect(t, adktest.Drain(t, r.Query(ctx, "Weather?")), `WeatherAgent [WeatherAgent] says "Sunny."`)
 	root.End()
 
-	var hop sdktrace.ReadOnlySpan
+	var hop, run sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
-		if s.Name() == "remote agent WeatherAgent" {
+		switch s.Name() {
+		case "remote agent WeatherAgent":
 			hop = s
+		case "invoke_agent WeatherAgent": // the caller's run of the agent
+			run = s
 		}
 	}
-	if hop == nil {
-		t.Fatalf("no remote agent span among %d", len(rec.Ended()))
+	if hop == nil || run == nil {
+		t.Fatalf("no remote agent span, or no span of its run, among %d", len(rec.Ended()))
 	}
-	if hop.Parent().SpanID() != root.SpanContext().SpanID() || hop.SpanKind() != trace.SpanKindClient {
-		t.Errorf("hop span: parent %s (want %s), kind %s", hop.Parent().SpanID(), root.SpanContext().SpanID(), hop.SpanKind())
+	if run.Parent().SpanID() != root.SpanContext().SpanID() || hop.Parent().SpanID() != run.SpanContext().SpanID() || hop.SpanKind() != trace.SpanKindClient {
+		t.Errorf("hop span: parent %s (want the run's, %s, under %s), kind %s", hop.Parent().SpanID(), run.SpanContext().SpanID(), root.SpanContext().SpanID(), hop.SpanKind())
 	}
 	attrs := map[string]string{}
 	for _, kv := range hop.Attributes() {

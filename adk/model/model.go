@@ -23,6 +23,14 @@ type ChatModel interface {
 	WithTools(tools []*schema.ToolInfo) (ChatModel, error)
 }
 
+// Named is a ChatModel that knows the name of the model it calls
+// ("gpt-4o-mini"), which names the model's calls in traces and metrics
+// (those of a model that is not Named: "unknown"; model.WithModel wins
+// over both).
+type Named interface {
+	ModelName() string
+}
+
 // Options tune one model call; nil and zero fields leave the model's
 // defaults.
 type Options struct {

@@ -8,7 +8,12 @@ import (
 	"strings"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/a2amesh/a2amesh/adk/schema"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // Node runs the tool calls of one model turn.
@@ -94,19 +99,47 @@ func (n *Node) Run(ctx context.Context, calls []schema.ToolCall, ctxFor func(ctx
 
 func (n *Node) call(ctx context.Context, c *schema.ToolCall) (msg *schema.Message, perr *PanicError) {
 	name := c.Function.Name
+	var span trace.Span // the call's, once the tool is found
 	defer func() {
 		if p := recover(); p != nil {
 			perr = &PanicError{Tool: name, Value: p, Stack: debug.Stack()}
 			msg = schema.ToolMessage("error: "+perr.Error(), c.ID, name)
+			endToolSpan(span, perr)
 		}
 	}()
 	t, ok := n.tools[name]
 	if !ok {
 		return schema.ToolMessage(fmt.Sprintf("error: there is no tool %q; the tools are %s", name, strings.Join(n.names, ", ")), c.ID, name), nil
 	}
+	ctx, span = toolSpan(ctx, name, c.ID)
 	result, err := t.Run(ctx, c.Function.Arguments)
+	endToolSpan(span, err)
 	if err != nil {
 		return schema.ToolMessage("error: "+err.Error(), c.ID, name), nil
 	}
 	return schema.ToolMessage(result, c.ID, name), nil
+}
+
+// toolSpan starts the span of a tool call ("execute_tool <name>", after
+// OpenTelemetry's conventions for generative AI) when the Telemetry of
+// the run's context records spans (telemetry.FromContext); nil otherwise.
+func toolSpan(ctx context.Context, name, callID string) (context.Context, trace.Span) {
+	tel := telemetry.FromContext(ctx)
+	if !tel.Tracing() {
+		return ctx, nil
+	}
+	return tel.Tracer().Start(ctx, "execute_tool "+name, trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", name), attribute.String("gen_ai.tool.call.id", callID)))
+}
+
+func endToolSpan(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }

@@ -72,6 +72,9 @@ type Model struct {
 // New returns the offline model.
 func New() *Model { return &Model{} }
 
+// ModelName is "offline" (model.Named).
+func (m *Model) ModelName() string { return "offline" }
+
 // WithTools returns the model with tools it may call.
 func (m *Model) WithTools(tools []*schema.ToolInfo) (model.ChatModel, error) {
 	return &Model{tools: tools}, nil

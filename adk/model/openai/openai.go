@@ -63,6 +63,9 @@ type Model struct {
 
 var _ model.ChatModel = (*Model)(nil)
 
+// ModelName returns Config.Model (model.Named).
+func (m *Model) ModelName() string { return m.cfg.Model }
+
 // New returns a Model.
 func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
