@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // The events stream: every task event of the mesh, on subject
@@ -144,9 +145,9 @@ func (p *Publisher) Append(ctx context.Context, taskID string, seq uint64, event
 		}
 		_, contextID := ev.TaskIDs()
 		vals := []string{taskID, contextID, strconv.FormatUint(seq+uint64(i), 10)} // one allocation for the three
-		msgs = append(msgs, &nats.Msg{Subject: p.subject + keyToken(taskID), Data: body, Header: nats.Header{
-			HeaderAgent: p.agentHeader, HeaderTask: vals[0:1:1], HeaderContext: vals[1:2:2], HeaderSeq: vals[2:3:3],
-		}})
+		h := nats.Header{HeaderAgent: p.agentHeader, HeaderTask: vals[0:1:1], HeaderContext: vals[1:2:2], HeaderSeq: vals[2:3:3]}
+		withTrace(ctx, telemetry.FromContext(ctx).Propagator(), h)
+		msgs = append(msgs, &nats.Msg{Subject: p.subject + keyToken(taskID), Data: body, Header: h})
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -239,6 +240,9 @@ type WatchedEvent struct {
 	Event                    a2a.Event
 	// Stored is when the stream stored it.
 	Stored time.Time
+	// TraceID is the trace (32 hex digits) of the request whose run
+	// appended the event, when it was traced; "" if not.
+	TraceID string
 }
 
 // Watch yields the mesh's task events as they are published, starting with
@@ -308,7 +312,7 @@ func messages(ctx context.Context, cons jetstream.Consumer) iter.Seq2[jetstream.
 func decodeWatched(m jetstream.Msg) iter.Seq2[WatchedEvent, error] {
 	return func(yield func(WatchedEvent, error) bool) {
 		h := m.Headers()
-		we := WatchedEvent{Agent: h.Get(HeaderAgent), TaskID: h.Get(HeaderTask), ContextID: h.Get(HeaderContext)}
+		we := WatchedEvent{Agent: h.Get(HeaderAgent), TaskID: h.Get(HeaderTask), ContextID: h.Get(HeaderContext), TraceID: traceIDOf(h)}
 		if md, err := m.Metadata(); err == nil {
 			we.Stored = md.Timestamp
 		}

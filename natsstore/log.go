@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/nats-io/nats.go"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // LogConfig configures a Log.
@@ -31,6 +33,10 @@ type LogConfig struct {
 	// without control characters or surrounding spaces, since it is a
 	// header's value. Empty: a random one.
 	Replica string
+	// Telemetry times every acknowledged append (its publish metric) and
+	// carries the trace context of an append's context in its message's
+	// headers; nil: no metric, and W3C trace context.
+	Telemetry *telemetry.Telemetry
 }
 
 // Log is an eventlog.Log on the events stream: each task's events are in
@@ -57,6 +63,7 @@ type Log struct {
 	// its acknowledgement was lost finds its own event rather than a
 	// conflict.
 	writer string
+	tel    *telemetry.Telemetry
 
 	mu    sync.Mutex
 	heads map[string]logHead // tasks this Log is writing
@@ -94,7 +101,7 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 	if strings.ContainsFunc(cfg.Replica, unicode.IsControl) || strings.TrimSpace(cfg.Replica) != cfg.Replica {
 		return nil, fmt.Errorf("natsstore: replica name %q: a message header cannot hold its control characters or surrounding spaces", cfg.Replica)
 	}
-	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
+	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, tel: cfg.Telemetry, ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
 		heads: map[string]logHead{}}, nil
 }
 
@@ -161,10 +168,13 @@ func (l *Log) Append(ctx context.Context, taskID string, seq uint64, events ...a
 		// and so is an append retried after its first attempt was stored.
 		jetstream.ExpectedLastSubjSeqHeader: {strconv.FormatUint(head.streamSeq, 10)},
 	}}
+	withTrace(ctx, l.tel.Propagator(), msg.Header)
 	if err := fits(l.nc, msg.Size()-len(subject), func() string { return fmt.Sprintf("events %d to %d of task %s", seq, end, taskID) }); err != nil {
 		return err
 	}
+	sent := time.Now()
 	ack, err := l.js.PublishMsg(ctx, msg)
+	l.tel.Publish(time.Since(sent), err)
 	if err == nil {
 		l.setHead(taskID, final, logHead{seq: end, streamSeq: ack.Sequence})
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/telemetry"
 )
 
 // CommitDelay is the server.Config.CommitDelay to use with these stores:
@@ -37,7 +38,9 @@ type StoresConfig struct {
 	KeepEnded time.Duration
 	// HeartbeatTTL: see ReplicasConfig.
 	HeartbeatTTL time.Duration
-	Logger       *slog.Logger
+	// Telemetry: see LogConfig.
+	Telemetry *telemetry.Telemetry
+	Logger    *slog.Logger
 }
 
 // Stores is everything a replica of an agent keeps on JetStream: wire Log,
@@ -83,7 +86,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg StoresConfig) (*Store
 	}
 	s := &Stores{Replica: cfg.Replica, nc: js.Conn()}
 	var err error
-	if s.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events}); err != nil {
+	if s.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events, Telemetry: cfg.Telemetry}); err != nil {
 		return nil, err
 	}
 	if s.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Tasks, KeepEnded: cfg.KeepEnded}); err != nil {

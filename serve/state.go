@@ -110,7 +110,7 @@ func (st *state) openNATS(ctx context.Context, js jetstream.JetStream, agent str
 		Tasks:       natsstore.BucketConfig{TTL: cfg.NATS.TasksMaxAge, Replicas: copies},
 		Push:        natsstore.BucketConfig{TTL: events.MaxAge, Replicas: copies},
 		CheckPoints: natsstore.BucketConfig{Replicas: copies}, Heartbeats: natsstore.BucketConfig{Replicas: copies},
-		KeepEnded: cfg.retention(), HeartbeatTTL: heartbeat, Logger: log})
+		KeepEnded: cfg.retention(), HeartbeatTTL: heartbeat, Telemetry: cfg.Telemetry, Logger: log})
 	if err != nil {
 		return err
 	}
