@@ -30,10 +30,11 @@ func serveGateway(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	log, cfg, err := serveConfig(sf, "gateway")
+	log, cfg, done, err := serveConfig(ctx, sf, "gateway")
 	if err != nil {
 		return err
 	}
+	defer done()
 	var t *gateway.Topology
 	if *path == "" {
 		t, err = gateway.ParseTopology(deploy.Topology)

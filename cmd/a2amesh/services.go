@@ -182,10 +182,11 @@ func serveService(ctx context.Context, name string, args []string, stdout io.Wri
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	log, cfg, err := serveConfig(sf, def.name)
+	log, cfg, done, err := serveConfig(ctx, sf, def.name)
 	if err != nil {
 		return err
 	}
+	defer done()
 	m, err := sf.Model(log)
 	if err != nil {
 		return err
@@ -252,20 +253,25 @@ func (w *waiting) String() string {
 	return "waiting for the agents it calls: " + strings.Join(w.urls, ", ")
 }
 
-// serveConfig checks the serving flags and sets up the process for them.
-func serveConfig(sf *cli.ServeFlags, name string) (*slog.Logger, serve.Config, error) {
+// serveConfig checks the serving flags and sets up the process for them,
+// its Telemetry included (cli.Telemetry); the caller calls done when it
+// has served.
+func serveConfig(ctx context.Context, sf *cli.ServeFlags, name string) (_ *slog.Logger, _ serve.Config, done func(), _ error) {
 	log, err := sf.Logger()
 	if err != nil {
-		return nil, serve.Config{}, err
+		return nil, serve.Config{}, nil, err
 	}
 	log = log.With("service", name)
 	cfg, err := sf.Config(log)
 	if err != nil {
-		return nil, cfg, err
+		return nil, cfg, nil, err
 	}
 	cfg.Service = name
+	if cfg.Telemetry, done, err = cli.Telemetry(ctx, name, log); err != nil {
+		return nil, cfg, nil, err
+	}
 	cli.TuneProcess(log)
-	return log, cfg, nil
+	return log, cfg, done, nil
 }
 
 // serveUntilDone serves s until ctx ends, saying so on stdout when it is ready.
@@ -300,10 +306,11 @@ func serveExecutor(ctx context.Context, def executorService, args []string, stdo
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	log, cfg, err := serveConfig(sf, def.name)
+	log, cfg, done, err := serveConfig(ctx, sf, def.name)
 	if err != nil {
 		return err
 	}
+	defer done()
 	s, err := serve.NewExecutor(ctx, def.exec, def.card, cfg)
 	if err != nil {
 		return err
