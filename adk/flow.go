@@ -325,10 +325,9 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 	step func(ctx context.Context, own emitFunc, innerOpts []AgentRunOption) *frame) *frame {
 	var last *AgentAction
 	var lastSaid *historyEntry // the agent's last assistant message, for outputKey
-	failed := false
-	var failure error // the agent's own error event's, for its span
+	var failed error // the agent's own error event's; its span's too
 	ctx, span := agentSpan(ctx, a.name, path)
-	defer func() { endSpan(span, failure) }()
+	defer func() { endSpan(span, failed) }()
 	own := func(ev *AgentEvent) {
 		if len(ev.RunPath) == 0 {
 			if ev.AgentName == "" {
@@ -345,7 +344,7 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 		}
 		if samePath(ev.RunPath, path) {
 			if ev.Err != nil {
-				failed, failure = true, ev.Err
+				failed = ev.Err
 			}
 			if act := ev.Action; act != nil && (act.Exit || act.TransferToAgent != nil || act.Interrupted != nil) {
 				last = act
@@ -366,12 +365,12 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 	if f := step(ctx, own, innerOpts); f != nil {
 		return &frame{Flow: &flowFrame{Inner: f}}
 	}
-	if a.outputKey != "" && !failed && lastSaid != nil {
+	if a.outputKey != "" && failed == nil && lastSaid != nil {
 		if m := lastSaid.message(); m != nil && len(m.ToolCalls) == 0 {
 			AddSessionValue(ctx, a.outputKey, m.Text())
 		}
 	}
-	if failed || last != nil && (last.Exit || last.Interrupted != nil) {
+	if failed != nil || last != nil && (last.Exit || last.Interrupted != nil) {
 		return nil
 	}
 	if last == nil || last.TransferToAgent == nil {
