@@ -8,7 +8,11 @@
 // A binding is a Transport behind one interface: this package holds the
 // JSON-RPC wire (jsonrpc10.go, jsonrpc03.go, one file per protocol
 // version) and the HTTP+JSON wire (rest.go); the Client adds what they
-// share: the card, the tenant, timeouts and stream resumption.
+// share: the card, the tenant, timeouts and stream resumption. A call
+// made in a context with an OpenTelemetry span carries the span's W3C
+// trace context (traceparent; metadata on gRPC), so that the agent's spans
+// join the caller's trace; the propagator is that of the
+// telemetry.Telemetry the context carries, if any.
 //
 //	c, err := client.New(ctx, "http://127.0.0.1:9001", client.Config{})
 //	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hi")})
