@@ -28,7 +28,7 @@ func Telemetry(ctx context.Context, service string, log *slog.Logger) (tel *tele
 	if tel.Tracing() {
 		log.Info("tracing on: spans exported over OTLP/HTTP", "endpoint", exportEndpoint())
 	} else {
-		log.Debug("tracing off (set OTEL_EXPORTER_OTLP_ENDPOINT to export spans)")
+		log.Info("tracing off: set OTEL_EXPORTER_OTLP_ENDPOINT to export spans over OTLP")
 	}
 	return tel, func() {
 		// Not ctx: it is done by now, and the last spans are the ones

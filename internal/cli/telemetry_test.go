@@ -16,7 +16,7 @@ func TestTelemetry(t *testing.T) {
 		tracing        bool
 		logged         string
 	}{
-		{name: "off"},
+		{name: "off", logged: "tracing off"},
 		{name: "otlp", endpoint: "http://127.0.0.1:1", tracing: true, logged: "endpoint=http://127.0.0.1:1/v1/traces"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
