@@ -22,6 +22,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/internal/adktest"
+	"github.com/a2amesh/a2amesh/natsstore"
 )
 
 // collectedSpan is a span as a process exported it.
@@ -132,6 +133,7 @@ func (r *otlpReceiver) of(traceID string) []*collectedSpan {
 // under the caller's; under each remote hop (a client span), the called
 // process's request span (a server span) and, below it, the agent's run
 // and its model calls with their token usage; the transfers between them.
+// The task events the agents publish to NATS name the trace too.
 func TestOneTraceAcrossTheMesh(t *testing.T) {
 	overEveryBinding(t, testOneTraceAcrossTheMesh)
 }
@@ -141,6 +143,7 @@ func testOneTraceAcrossTheMesh(t *testing.T, m *mesh) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.url)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
+	started := time.Now().Add(-time.Second)
 	_, research := m.service("research")
 	_, writer := m.service("writer")
 	_, sup := m.service("supervisor", "--research-url", research, "--writer-url", writer)
@@ -185,6 +188,34 @@ entry: {agent: router, subAgents: [{agent: supervisor}]}
 		t.Fatalf("the trace:\n  %s\n\n%s", strings.Join(lines, "\n  "), strings.Join(problems, "\n"))
 	}
 	t.Logf("one trace of %d spans across 5 processes", len(spans))
+
+	// The task events each agent published to NATS say which trace they
+	// belong to.
+	nc, js, err := natsstore.Connect(ctx, m.nats, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	traced := map[string]bool{"Mesh": false, "RouterAgent": false, "SupervisorAgent": false, "ResearchAgent": false, "WriterAgent": false}
+	left := len(traced)
+	for we, err := range natsstore.Watch(wctx, js, started) {
+		if err != nil {
+			break // the bound ran out; what is missing is said below
+		}
+		if seen, ok := traced[we.Agent]; ok && !seen && we.TraceID == tid.String() {
+			traced[we.Agent] = true
+			if left--; left == 0 {
+				break
+			}
+		}
+	}
+	for agent, seen := range traced {
+		if !seen {
+			t.Errorf("no task event of %s on NATS names the trace", agent)
+		}
+	}
 }
 
 // traceProblems says what the spans of the question's trace lack; none
