@@ -10,6 +10,12 @@
 // through an unbounded queue, so a slow or absent reader never blocks an
 // agent.
 //
+// A run reports through the telemetry.Telemetry its context carries
+// (telemetry.NewContext; an A2A server puts its own in every task run's
+// context): a span for each agent's run, chat model call (with its token
+// usage), tool call and transfer, children of the context's span, and the
+// model metrics. A run whose context carries none reports nothing.
+//
 // The package knows nothing of HTTP or A2A; the bridge package maps runs to
 // A2A tasks.
 package adk
