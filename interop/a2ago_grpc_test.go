@@ -23,6 +23,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	// A grpc-go client that links the gzip compressor (as any program
+	// with OpenTelemetry's OTLP exporter does) offers it in
+	// grpc-accept-encoding on every call: Kitex failed such calls, having
+	// no compressor of that name, until the binding answered uncompressed.
+	_ "google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 

@@ -30,6 +30,7 @@ import (
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2"
 	kgrpc "github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/grpc"
 	"github.com/cloudwego/kitex/pkg/remote/trans/nphttp2/metadata"
+	"github.com/cloudwego/kitex/pkg/remote"
 	"github.com/cloudwego/kitex/pkg/rpcinfo"
 	"github.com/cloudwego/kitex/pkg/serviceinfo"
 	"github.com/cloudwego/kitex/pkg/streaming"
@@ -217,6 +218,16 @@ func (s *Server) encodeWithPBWire(next endpoint.SendEndpoint) endpoint.SendEndpo
 func (s *Server) begin(ctx context.Context, method string) (context.Context, server.Call, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	ctx, call := s.h.Begin(ctx, a2a.BindingGRPC, method, mdCarrier(md))
+	if ri := rpcinfo.GetRPCInfo(ctx); ri != nil {
+		// Kitex (v0.16.1, http2_server.go:338) compresses the answers
+		// with the first of the client's grpc-accept-encoding it has a
+		// compressor for and fails the call when it has none, which is
+		// every grpc-go client that links grpc's gzip package (as the
+		// OpenTelemetry OTLP exporter does): the answers go out
+		// uncompressed ("identity"; Kitex ignores ""), which every client
+		// reads.
+		remote.SetSendCompressor(ri, "identity")
+	}
 	if vs := md.Get(VersionKey); len(vs) > 0 && strings.TrimSpace(vs[0]) != "" {
 		if v := majorMinor(vs[0]); v != a2a.Version {
 			return ctx, call, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A version %q is not supported on this gRPC service; it speaks %s", vs[0], a2a.Version)
