@@ -15,21 +15,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
-
-// authVariant is one way of running the echo server: its --auth-config
-// (none: open) and the credentials every request then carries.
-type authVariant struct {
-	name    string
-	config  string // path; "" runs the server open
-	headers []header
-}
 
 // The issuer and audience of the tokens authCmd mints.
 const (
@@ -72,96 +63,21 @@ func authCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	for i := range variants {
+		variants[i].bin = *ours
+	}
 	bindings := []string{bindingJSONRPC, bindingGRPC}
-	servers := make([]*authServer, len(variants))
-	for i, v := range variants {
-		addr, grpcAddr := fmt.Sprintf("127.0.0.1:%d", 19131+2*i), fmt.Sprintf("127.0.0.1:%d", 19132+2*i)
-		t := &target{name: v.name, bin: *ours, addr: addr, also: []string{grpcAddr},
-			args: []string{"--addr", addr, "--grpc-addr", grpcAddr, "--retention", "5s", "--log-level", "warn"}}
-		if v.config != "" {
-			t.args = append(t.args, "--auth-config", v.config)
-		}
-		defer t.stop()
-		if err := t.start(); err != nil {
-			return err
-		}
-		eps, err := cardEndpoints(ctx, addr)
-		if err != nil {
-			return fmt.Errorf("%s: %w", v.name, err)
-		}
-		for _, bd := range bindings {
-			if _, ok := eps[bd]; !ok {
-				return fmt.Errorf("%s: the card lists no %s interface", v.name, bd)
-			}
-		}
-		servers[i] = &authServer{authVariant: v, t: t, eps: eps,
-			b: &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq, headers: v.headers}}
-	}
-	order := []string{"send", "stream"}
-	results := map[string]map[string]map[string][]measurement{} // scenario, binding, variant; one per round
-	for _, key := range order {
-		sc := scenarios[key]
-		results[key] = map[string]map[string][]measurement{}
-		for _, bd := range bindings {
-			res := map[string][]measurement{}
-			results[key][bd] = res
-			for _, s := range servers {
-				if err := s.prepare(ctx, bd, sc, *warm); err != nil {
-					return err
-				}
-			}
-			for r := range *rounds {
-				for _, s := range rotated(servers, r) {
-					m, err := s.t.measureWith(func() (result, error) { return s.run(*d) })
-					if err == nil {
-						err = ctx.Err() // interrupted: the numbers are cut short
-					}
-					if err != nil {
-						return fmt.Errorf("%s over %s, %s: %w", s.name, bd, sc.name, err)
-					}
-					res[s.name] = append(res[s.name], m)
-					fmt.Fprintf(os.Stderr, "round %d %-14s %-9s %-10s %8.0f req/s  p50 %-10v p99 %-10v cpu %v/req\n",
-						r+1, sc.name, bd, s.name, m.res.rate(), m.res.pct(.5), m.res.pct(.99), m.cpuPerReq())
-				}
-			}
-		}
-	}
-	fmt.Printf("Four `%s` processes side by side, --log-level warn (admissions are not logged). For each scenario and binding: %v of warm-up each, then %d round(s) of %v on each server in turn, the order rotating; %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections). Absolute figures are the median round's; ratios are to the open server, the median of the per-round ratios.\n\n",
-		*ours, *warm, *rounds, *d, *conns, *grpcConns)
-	for _, key := range order {
-		for _, bd := range bindings {
-			reportAuth(os.Stdout, scenarios[key], bd, variants, results[key][bd])
-		}
-	}
-	return nil
-}
-
-// authServer is a running server of one variant.
-type authServer struct {
-	authVariant
-	t   *target
-	eps map[string]endpoint
-	b   *bindingsBench
-	// run is the load run of the scenario and binding being measured.
-	run func(time.Duration) (result, error)
-}
-
-// prepare checks that s answers sc over binding as the echo agent does,
-// given the variant's credentials, sets s.run to its load run and warms
-// it up for warm.
-func (s *authServer) prepare(ctx context.Context, binding string, sc scenario, warm time.Duration) error {
-	ep := s.eps[binding]
-	if err := verify(ctx, ep, sc, s.headers); err != nil {
-		return fmt.Errorf("%s over %s, %s: %w", s.name, binding, sc.name, err)
-	}
-	run, err := s.b.driver(ctx, ep, sc)
+	load := sideBySide{rounds: *rounds, d: *d, warm: *warm,
+		b: bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq}}
+	results, err := load.run(ctx, variants, bindings, 19131)
 	if err != nil {
 		return err
 	}
-	s.run = run
-	if warm > 0 {
-		if _, err := s.t.measureWith(func() (result, error) { return run(warm) }); err != nil {
-			return fmt.Errorf("%s over %s, warm-up: %w", s.name, binding, err)
+	fmt.Printf("Four `%s` processes side by side, --log-level warn (admissions are not logged). For each scenario and binding: %v of warm-up each, then %d round(s) of %v on each server in turn, the order rotating; %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections). Absolute figures are the median round's; ratios are to the open server, the median of the per-round ratios.\n\n",
+		*ours, *warm, *rounds, *d, *conns, *grpcConns)
+	for _, key := range []string{"send", "stream"} {
+		for _, bd := range bindings {
+			reportAuth(os.Stdout, scenarios[key], bd, variants, results[key][bd])
 		}
 	}
 	return nil
@@ -171,7 +87,7 @@ func (s *authServer) prepare(ctx context.Context, binding string, sc scenario, w
 // file; an RSA 2048 and an EC P-256 key's public halves in a JWKS file;
 // the auth configs) and returns the variants, the open server first. The
 // tokens are valid for a day from now, the longest a run could take.
-func authVariants(dir string, now time.Time) ([]authVariant, error) {
+func authVariants(dir string, now time.Time) ([]variant, error) {
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
@@ -218,7 +134,7 @@ func authVariants(dir string, now time.Time) ([]authVariant, error) {
 		return nil, err
 	}
 	jwtConfig := filepath.Join(dir, "jwt.json")
-	return []authVariant{
+	return []variant{
 		{name: "open"},
 		{name: "API key", config: filepath.Join(dir, "apikey.json"), headers: []header{{"X-API-Key", apiKey}}},
 		{name: "JWT RS256", config: jwtConfig, headers: []header{{"Authorization", "Bearer " + rs}}},
@@ -259,40 +175,13 @@ func mintToken(alg jose.SignatureAlgorithm, key any, kid string, claims map[stri
 	return jws.CompactSerialize()
 }
 
-// authRatios are a variant's per-round ratios to the open server's
-// measurement of the same round, each the median over the rounds.
-type authRatios struct{ rate, p50, p99, cpu float64 }
-
-func ratiosToOpen(open, ms []measurement) authRatios {
-	var rate, p50, p99, cpu []float64
-	for i := range min(len(open), len(ms)) {
-		o, m := open[i], ms[i]
-		rate = append(rate, m.res.rate()/o.res.rate())
-		p50 = append(p50, ratio(m.res.pct(.5), o.res.pct(.5)))
-		p99 = append(p99, ratio(m.res.pct(.99), o.res.pct(.99)))
-		cpu = append(cpu, ratio(m.cpuPerReq(), o.cpuPerReq()))
-	}
-	return authRatios{medianOf(rate), medianOf(p50), medianOf(p99), medianOf(cpu)}
-}
-
-// medianOf returns the median of xs (the upper one of an even count), 0
-// for none.
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 // maxAuthCost is the issue's bound: a bearer JWT verified per request
 // costs at most 10 % of throughput.
 const maxAuthCost = 0.10
 
 // reportAuth writes one scenario and binding's table: each variant's
 // median round, and its ratios to the open server.
-func reportAuth(w io.Writer, sc scenario, binding string, variants []authVariant, res map[string][]measurement) {
+func reportAuth(w io.Writer, sc scenario, binding string, variants []variant, res map[string][]measurement) {
 	fmt.Fprintf(w, "## %s over %s\n\n", sc.name, binding)
 	fmt.Fprintln(w, "| server | req/s | × open | p50 | × open | p99 | × open | server CPU / req | × open |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
@@ -303,7 +192,7 @@ func reportAuth(w io.Writer, sc scenario, binding string, variants []authVariant
 		if len(ms) == 0 {
 			continue
 		}
-		m, x := median(ms), ratiosToOpen(open, ms)
+		m, x := median(ms), ratiosTo(open, ms)
 		fmt.Fprintf(w, "| %s | %.0f | %.2f× | %v | %.2f× | %v | %.2f× | %v | %.2f× |\n", v.name,
 			m.res.rate(), x.rate, m.res.pct(.5).Round(time.Microsecond), x.p50,
 			m.res.pct(.99).Round(time.Microsecond), x.p99, m.cpuPerReq().Round(100*time.Nanosecond), x.cpu)

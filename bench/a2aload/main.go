@@ -8,6 +8,7 @@
 //	a2aload state --echo "bin/a2amesh serve echo"
 //	a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
 //	a2aload auth --ours "bin/a2amesh serve echo"
+//	a2aload telemetry --ours "bin/a2amesh serve echo" --before "bin/a2amesh-before serve echo"
 //
 // compare starts the three servers as separate processes (a2amesh's echo
 // service, the a2a-go v2.4.0 echo server, and a bare Hertz JSON-RPC echo
@@ -17,8 +18,9 @@
 // load loop is bounded in both time and request count. bindings does the
 // same for each binding both servers serve (JSON-RPC, HTTP+JSON, gRPC).
 // auth measures what authenticating each request costs: the echo server
-// open beside it gated by an API key and by bearer JWTs. run --header
-// sends credentials to a gated server.
+// open beside it gated by an API key and by bearer JWTs. telemetry
+// measures what tracing every request costs beside tracing off. run
+// --header sends credentials to a gated server.
 package main
 
 import (
@@ -55,6 +57,8 @@ func main() {
 		err = bindingsCmd(os.Args[2:])
 	case "auth":
 		err = authCmd(os.Args[2:])
+	case "telemetry":
+		err = telemetryCmd(os.Args[2:])
 	case "nats-server":
 		err = natsServerCmd(os.Args[2:])
 	default:
@@ -67,7 +71,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|hops|state|soak [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|telemetry|hops|state|soak [flags] (see -h of each)")
 	os.Exit(2)
 }
 
@@ -130,7 +134,9 @@ type target struct {
 	// also are the other addresses it listens on (other bindings'), to be
 	// free before it starts and listening before it counts as started.
 	also []string
-	cmd  *exec.Cmd
+	// env is added to a2aload's environment for the process.
+	env []string
+	cmd *exec.Cmd
 }
 
 // rotated returns ts starting at ts[r % len(ts)], so that over the rounds
@@ -156,6 +162,9 @@ func (t *target) start() error {
 	}
 	argv := append(strings.Fields(t.bin), t.args...)
 	t.cmd = exec.Command(argv[0], argv[1:]...)
+	if len(t.env) > 0 {
+		t.cmd.Env = append(os.Environ(), t.env...)
+	}
 	t.cmd.Stdout, t.cmd.Stderr = io.Discard, os.Stderr
 	t.cmd.SysProcAttr = dieWithParent()
 	if err := t.cmd.Start(); err != nil {
