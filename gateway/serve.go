@@ -72,7 +72,13 @@ func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	con := console.New(console.Config{Name: sc.Name, Agents: t.Agents, Entry: entry, Gate: sc.Gate, NATS: sc.NATS.URL, Logger: sc.Logger})
+	// The console's endpoints answer to the names the A2A endpoint does.
+	hosts := sc.AllowedHosts
+	if len(hosts) == 0 {
+		hosts = console.HostsOf(sc.PublicURL, sc.Listener.Addr())
+	}
+	con := console.New(console.Config{Name: sc.Name, Agents: t.Agents, Entry: entry, Gate: sc.Gate, Hosts: hosts,
+		NATS: sc.NATS.URL, Logger: sc.Logger})
 	routes := sc.Routes
 	sc.Routes = func(ctx context.Context, r route.IRoutes) {
 		con.Register(ctx, r)

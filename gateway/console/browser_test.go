@@ -218,13 +218,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		shot(t, bctx, filepath.Join(shots, name+".png"))
 	}
-	text := func(id string) string {
+	text := func(css string) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(bctx, bound)
 		defer cancel()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
 		if err != nil {
-			t.Fatalf("the text of #%s: %v", id, err)
+			t.Fatalf("the text of %s: %v", css, err)
 		}
 		return s
 	}
@@ -251,7 +251,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		state("TASK_STATE_COMPLETED"),
 		visible(`#tree li[data-agent="RouterAgent"] li[data-agent="WeatherAgent"]`),
 	)
-	if answer := text("answer"); !strings.Contains(answer, "Beijing") {
+	if answer := text("#answer"); !strings.Contains(answer, "Beijing") {
 		t.Errorf("the answer %q does not mention Beijing", answer)
 	}
 
@@ -261,7 +261,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		state("TASK_STATE_INPUT_REQUIRED"),
 		visible("#prompt"),
 	)
-	if prompt := text("prompt-text"); !strings.Contains(prompt, "Refund 42.50 EUR?") {
+	if prompt := text("#prompt-text"); !strings.Contains(prompt, "Refund 42.50 EUR?") {
 		t.Errorf("the prompt %q does not ask to approve the refund", prompt)
 	}
 	step("04-answered",
@@ -269,8 +269,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		state("TASK_STATE_COMPLETED"),
 		visible(`#tree li[data-agent="RefundAgent"]`),
 	)
-	if answer := text("answer"); !strings.Contains(answer, "refund of 42.50 EUR issued") {
+	if answer := text("#answer"); !strings.Contains(answer, "refund of 42.50 EUR issued") {
 		t.Errorf("the answer after approval %q does not say the refund was issued", answer)
+	}
+	// The streamed answer's chunks make one step of the worker's.
+	if steps := text(`#tree li[data-agent="RefundAgent"] .steps`); !strings.Contains(steps, "[offline model] refund of 42.50 EUR issued") {
+		t.Errorf("the refund agent's steps in the tree:\n%s\nwant its whole answer", steps)
 	}
 
 	step("05-canceled",
@@ -295,7 +299,7 @@ func shot(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Logf("screenshot %s: %v", path, err)
 		return

@@ -27,9 +27,13 @@ import (
 	"log/slog"
 	"maps"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +71,13 @@ type Config struct {
 	// Gate, when set, admits the JSON endpoints' requests (see the
 	// package doc): give it the gateway's.
 	Gate *auth.Gate
+	// Hosts are the host[:port] names requests to the JSON endpoints may
+	// name in Host, and in Origin when a browser sends one; "*" for any;
+	// empty: any. A web page elsewhere whose name an attacker makes
+	// resolve to the gateway (DNS rebinding) is then refused the mesh's
+	// tasks; give the names the gateway's A2A endpoint accepts (see
+	// HostsOf).
+	Hosts []string
 	// NATS is the mesh's NATS server, whose events stream the feed
 	// follows; empty: the feed answers 404.
 	NATS string
@@ -77,6 +88,7 @@ type Config struct {
 // Console serves the console's pages and endpoints.
 type Console struct {
 	cfg   Config
+	hosts map[string]bool // nil: any
 	pages fs.FS
 	probe *http.Client
 }
@@ -87,7 +99,14 @@ func New(cfg Config) *Console {
 		cfg.Logger = slog.Default()
 	}
 	pages, _ := fs.Sub(static, "static") // a directory embedded above
-	return &Console{cfg: cfg, pages: pages,
+	var hosts map[string]bool
+	if len(cfg.Hosts) > 0 && !slices.Contains(cfg.Hosts, "*") {
+		hosts = map[string]bool{}
+		for _, h := range cfg.Hosts {
+			hosts[hostKey(h)] = true
+		}
+	}
+	return &Console{cfg: cfg, hosts: hosts, pages: pages,
 		// No idle connections: a probe every few seconds per open page,
 		// and nothing left open once the gateway stops.
 		probe: &http.Client{Timeout: probeTimeout, Transport: &http.Transport{DisableKeepAlives: true}}}
@@ -127,6 +146,10 @@ func (c *Console) page(_ context.Context, rc *app.RequestContext) {
 // refusal and returns false when the gate refuses. named refuses an
 // anonymous caller even where the gate admits them.
 func (c *Console) admit(ctx context.Context, rc *app.RequestContext, method string, named bool) bool {
+	if why := c.checkHost(rc); why != "" {
+		writeJSON(rc, http.StatusForbidden, map[string]string{"error": why})
+		return false
+	}
 	if c.cfg.Gate == nil {
 		return true
 	}
@@ -159,6 +182,65 @@ func (c *Console) admit(ctx context.Context, rc *app.RequestContext, method stri
 	}
 	writeJSON(rc, status, map[string]string{"error": err.Error()})
 	return false
+}
+
+// checkHost says why the request's Host or Origin is not one of
+// Config.Hosts, "" when it is.
+func (c *Console) checkHost(rc *app.RequestContext) string {
+	if c.hosts == nil {
+		return ""
+	}
+	if host := string(rc.Request.Host()); !c.hosts[hostKey(host)] {
+		return fmt.Sprintf("Host %q is not a name the gateway is served at", host)
+	}
+	origin := rc.Request.Header.Peek("Origin")
+	if len(origin) == 0 {
+		return ""
+	}
+	if u, err := url.Parse(string(origin)); err != nil || !c.hosts[hostKey(u.Host)] {
+		return fmt.Sprintf("requests from web pages at %q are not served", origin)
+	}
+	return ""
+}
+
+// HostsOf returns the names a server at addr, presented at publicURL
+// (empty: none), is reached by: publicURL's host, and addr's loopback
+// names on its port for a loopback address, addr itself for another;
+// "*" for an unspecified address (0.0.0.0), whose names no one has said.
+func HostsOf(publicURL string, addr net.Addr) []string {
+	var out []string
+	if u, err := url.Parse(publicURL); err == nil && u.Host != "" {
+		out = append(out, u.Host)
+		if def := map[string]string{"http": "80", "https": "443"}[u.Scheme]; u.Port() == "" && def != "" {
+			out = append(out, net.JoinHostPort(u.Hostname(), def)) // browsers may name the default port
+		}
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return out
+	}
+	port := strconv.Itoa(tcp.Port)
+	switch ip, _ := netip.AddrFromSlice(tcp.IP); {
+	case ip.Unmap().IsUnspecified():
+		return []string{"*"}
+	case ip.Unmap().IsLoopback():
+		for _, n := range []string{"localhost", "127.0.0.1", "::1"} {
+			out = append(out, net.JoinHostPort(n, port))
+		}
+	default:
+		out = append(out, net.JoinHostPort(ip.Unmap().String(), port))
+	}
+	return out
+}
+
+// hostKey normalizes a host[:port]: case, a trailing dot on the name,
+// brackets on a bare IPv6 address.
+func hostKey(h string) string {
+	h = strings.ToLower(strings.TrimSpace(h))
+	if host, port, err := net.SplitHostPort(h); err == nil {
+		return net.JoinHostPort(strings.TrimSuffix(host, "."), port)
+	}
+	return strings.TrimSuffix(h, ".")
 }
 
 func writeJSON(rc *app.RequestContext, status int, v any) {

@@ -132,6 +132,7 @@ class Tree {
   constructor(root) { this.root = root; this.clear(""); }
   clear(taskId) {
     this.nodes = new Map();
+    this.artifacts = new Map(); // artifact id -> the step its chunks extend
     this.root.replaceChildren();
     this.top = el("ul");
     this.root.append(this.top);
@@ -160,19 +161,20 @@ class Tree {
     return item;
   }
   add(d) {
+    // A stream's middle chunks carry no metadata: they continue the step
+    // of their artifact.
+    const chunkOf = d.kind === "artifact" && d.append ? this.artifacts.get(d.artifactId) : null;
+    if (chunkOf) {
+      chunkOf.textContent += d.text;
+      return;
+    }
     const path = runPath(d.meta);
     if (path.length === 0) return;
     const item = this.node(path);
     const text = stepText(d);
     if (!text) return;
-    // Streamed chunks extend the step they continue.
-    const last = item.steps.lastElementChild;
-    if (d.kind === "artifact" && d.append && last && last.dataset.artifact === d.artifactId) {
-      last.textContent += d.text;
-      return;
-    }
     const step = el("div", "step", text);
-    if (d.kind === "artifact") step.dataset.artifact = d.artifactId;
+    if (d.kind === "artifact") this.artifacts.set(d.artifactId, step);
     item.steps.append(step);
   }
 }
@@ -418,15 +420,26 @@ async function openEvents() {
   }
 }
 
+const feedChunks = new Map(); // agent, task and artifact -> the line its chunks extend
+
 function showEvent(e) {
   const d = describe(e.event || {});
+  const key = (e.agent || "") + "/" + (e.taskId || "") + "/" + d.artifactId;
+  const list = $("events");
+  if (d.kind === "artifact" && d.append && feedChunks.has(key)) {
+    feedChunks.get(key).textContent += d.text;
+    return;
+  }
   const path = runPath(d.meta);
   const what = d.state ? d.state.replace("TASK_STATE_", "").toLowerCase() : d.kind;
-  const line = el("li", "", new Date(e.stored).toLocaleTimeString() + "  " + (e.agent || "?").padEnd(10) + " " + (e.taskId || "").slice(0, 8) + "  " +
+  const line = el("li", "", new Date(e.stored).toLocaleTimeString() + "  " + (e.agent || "?").padEnd(12) + " " + (e.taskId || "").slice(0, 8) + "  " +
     "  ".repeat(Math.max(0, path.length - 1)) + (path.length ? path[path.length - 1] + ": " : "") + what + (stepText(d) ? "  " + stepText(d) : ""));
   line.dataset.agent = e.agent || "";
   line.dataset.task = e.taskId || "";
-  const list = $("events");
+  if (d.kind === "artifact") feedChunks.set(key, line);
+  if (d.state && (TERMINAL.has(d.state) || d.state === "TASK_STATE_INPUT_REQUIRED")) {
+    for (const k of feedChunks.keys()) if (k.startsWith((e.agent || "") + "/" + (e.taskId || "") + "/")) feedChunks.delete(k);
+  }
   list.append(line);
   while (list.childElementCount > MAX_EVENTS) list.firstElementChild.remove();
   list.scrollTop = list.scrollHeight;
