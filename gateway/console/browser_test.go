@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/adk/tool"
@@ -149,9 +150,9 @@ func slowAgent(t *testing.T) adk.Agent {
 }
 
 // mesh serves a mesh on an embedded NATS server: the router at the entry
-// with the weather, refund and batch agents under it, and the gateway;
-// it returns the gateway's URL.
-func mesh(t *testing.T) string {
+// with the weather, refund and batch agents under it, and the gateway
+// behind gate (nil: none); it returns the gateway's URL.
+func mesh(t *testing.T, gate *auth.Gate) string {
 	t.Helper()
 	ns, err := embedded.Start(embedded.Config{Dir: t.TempDir(), Port: -1})
 	if err != nil {
@@ -179,9 +180,91 @@ func mesh(t *testing.T) string {
 	}
 	topo.Gateway.Name = "Mesh"
 	gw := start(t, func(ctx context.Context) (*serve.Server, error) {
-		return gateway.New(ctx, topo, gateway.Config{Serve: serve.Config{NATS: serve.NATS{URL: ns.URL()}, State: serve.StateMemory, Logger: quiet}})
+		return gateway.New(ctx, topo, gateway.Config{Serve: serve.Config{NATS: serve.NATS{URL: ns.URL()}, State: serve.StateMemory, Gate: gate, Logger: quiet}})
 	})
 	return gw.URL()
+}
+
+// browser is a headless chromium tab, and where its screenshots go.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+}
+
+// newBrowser starts chromium until the test ends.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	exe := chromium(t)
+	b := &browser{t: t, shots: artifacts(t)}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1400, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	// The first run starts the browser, which lives as long as its
+	// context: no timeout on that one.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", exe, err)
+	}
+	b.ctx = ctx
+	return b
+}
+
+// step runs actions within the bound, then saves a screenshot named name;
+// on failure, one named name-failed, and the page goes in the failure.
+func (b *browser) step(name string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, bound)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		hctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		page, _ := chromedp.Run(hctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		b.shot(name + "-failed")
+		b.t.Fatalf("%s: %v\nthe page:\n%s", name, err, page)
+	}
+	b.shot(name)
+}
+
+// text returns the text of the first element css selects.
+func (b *browser) text(css string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, bound)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	if err != nil {
+		b.t.Fatalf("the text of %s: %v", css, err)
+	}
+	return s
+}
+
+// shot saves a screenshot of the page.
+func (b *browser) shot(name string) {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(b.shots, b.t.Name()+"-"+name+".png"), png, 0o644)
+	}
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// ask sends text from the ask box.
+func ask(text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.SetValue(chromedp.ID("ask-input"), text),
+		chromedp.Click(chromedp.ID("ask-send")),
+	)
+}
+
+func visible(css string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(css)) }
+
+// state waits until the asked task is in state s.
+func state(s string) chromedp.Action[chromedp.Void] {
+	return visible(`#ask-state[data-state="` + s + `"]`)
 }
 
 // The console in a real browser: it shows the topology with every agent
@@ -190,52 +273,9 @@ func mesh(t *testing.T) string {
 // (INPUT_REQUIRED), cancels a slow task, lists the tasks and follows every
 // agent's events; a screenshot after each step.
 func TestConsoleInBrowser(t *testing.T) {
-	exe := chromium(t)
-	shots := artifacts(t)
-	gw := mesh(t)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	// The first run starts the browser, which lives as long as its
-	// context: no timeout on that one.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start %s: %v", exe, err)
-	}
-
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(bctx, bound)
-		defer cancel()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			hctx, cancel := context.WithTimeout(bctx, 10*time.Second)
-			defer cancel()
-			page, _ := chromedp.Run(hctx, chromedp.OuterHTML(chromedp.CSS("main")))
-			shot(t, bctx, filepath.Join(shots, name+"-failed.png"))
-			t.Fatalf("%s: %v\nthe page:\n%s", name, err, page)
-		}
-		shot(t, bctx, filepath.Join(shots, name+".png"))
-	}
-	text := func(css string) string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(bctx, bound)
-		defer cancel()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", css, err)
-		}
-		return s
-	}
-	ask := func(text string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(
-			chromedp.SetValue(chromedp.ID("ask-input"), text),
-			chromedp.Click(chromedp.ID("ask-send")),
-		)
-	}
-	visible := func(css string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(css)) }
-	state := func(s string) chromedp.Action[chromedp.Void] { return visible(`#ask-state[data-state="` + s + `"]`) }
+	b := newBrowser(t)
+	gw := mesh(t, nil)
+	step, text := b.step, b.text
 
 	step("01-topology",
 		chromedp.Navigate(strings.TrimSuffix(gw, "/")+"/console/"),
@@ -294,17 +334,35 @@ func TestConsoleInBrowser(t *testing.T) {
 	)
 }
 
-// shot saves a screenshot of the page to path.
-func shot(t *testing.T, ctx context.Context, path string) {
-	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Logf("screenshot %s: %v", path, err)
-		return
+// Behind the gateway's gate, the console shows nothing until it is given
+// a credential; with one, it lists the topology, asks and follows the
+// events as the caller it names.
+func TestConsoleBehindAGate(t *testing.T) {
+	b := newBrowser(t)
+	gw := mesh(t, gate(t, false))
+	b.step("01-refused",
+		chromedp.Navigate(strings.TrimSuffix(gw, "/")+"/console/"),
+		visible("#topology .error"),
+	)
+	if msg := b.text("#topology .error"); !strings.Contains(msg, "ConsoleTopology") {
+		t.Errorf("the console says %q, want the gate's refusal", msg)
 	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Logf("screenshot %s: %v", path, err)
+	if msg := b.text("#events-status"); !strings.HasPrefix(msg, "not following") {
+		t.Errorf("the events feed says %q, want it closed", msg)
 	}
+	b.step("02-credentials",
+		chromedp.Click(chromedp.CSS("#credentials summary")),
+		chromedp.SetValue(chromedp.ID("cred-header"), "X-API-Key"),
+		chromedp.SetValue(chromedp.ID("cred-value"), apiKey),
+		chromedp.Click(chromedp.ID("cred-save")),
+		visible(`.node[data-agent="weather"][data-ready="yes"]`),
+		visible(`#events-status[data-open="yes"]`),
+	)
+	b.step("03-ask",
+		ask("What's the weather in Beijing?"),
+		state("TASK_STATE_COMPLETED"),
+		visible(`#tree li[data-agent="RouterAgent"] li[data-agent="WeatherAgent"]`),
+		visible(`#tasks td.state.TASK_STATE_COMPLETED`),
+		visible(`#events li[data-agent="WeatherAgent"]`),
+	)
 }

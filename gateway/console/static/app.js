@@ -35,7 +35,7 @@ function setupCredentials() {
     sessionStorage.setItem("a2amesh.cred.header", $("cred-header").value.trim());
     sessionStorage.setItem("a2amesh.cred.value", $("cred-value").value);
     $("credentials").open = false;
-    refreshTopology(); refreshTasks(); openEvents();
+    start();
   });
 }
 
@@ -366,6 +366,7 @@ function graphNode(n, health) {
 }
 
 let eventsOn = false;
+let topologyErr = "";
 
 async function refreshTopology() {
   try {
@@ -385,7 +386,9 @@ async function refreshTopology() {
       list.append(li);
     }
     eventsOn = !!t.events;
+    topologyErr = "";
   } catch (err) {
+    topologyErr = err.message;
     $("topology").replaceChildren(el("div", "error", "topology: " + err.message));
   }
 }
@@ -447,16 +450,25 @@ function showEvent(e) {
 
 // --- start ---------------------------------------------------------------
 
-document.addEventListener("DOMContentLoaded", async () => {
+// start reads the topology, the tasks and the events feed, again when
+// the credentials change.
+async function start() {
+  await refreshTopology();
+  refreshTasks();
+  if (eventsOn && !topologyErr) openEvents();
+  else {
+    if (feed) feed.abort();
+    $("events-status").textContent = topologyErr ? "not following: " + topologyErr : "no events feed (the gateway has no NATS server)";
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
   setupCredentials();
   setupAsk();
   $("topology-refresh").addEventListener("click", refreshTopology);
   $("tasks-refresh").addEventListener("click", refreshTasks);
   $("tasks-filter").addEventListener("submit", (e) => { e.preventDefault(); refreshTasks(); });
-  await refreshTopology();
-  refreshTasks();
-  if (eventsOn) openEvents();
-  else $("events-status").textContent = "no events feed (the gateway has no NATS server)";
+  start();
   setInterval(refreshTopology, 10000);
   setInterval(() => { if (!ask.running) refreshTasks(); }, 5000);
 });
