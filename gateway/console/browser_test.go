@@ -260,7 +260,9 @@ func ask(text string) chromedp.Action[chromedp.Void] {
 	)
 }
 
-func visible(css string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(css)) }
+func visible(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(css))
+}
 
 // state waits until the asked task is in state s.
 func state(s string) chromedp.Action[chromedp.Void] {
@@ -312,6 +314,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if answer := text("#answer"); !strings.Contains(answer, "refund of 42.50 EUR issued") {
 		t.Errorf("the answer after approval %q does not say the refund was issued", answer)
 	}
+	refundTask := strings.TrimPrefix(text("#tree-task"), "task ")
 	// The streamed answer's chunks make one step of the worker's.
 	if steps := text(`#tree li[data-agent="RefundAgent"] .steps`); !strings.Contains(steps, "[offline model] refund of 42.50 EUR issued") {
 		t.Errorf("the refund agent's steps in the tree:\n%s\nwant its whole answer", steps)
@@ -325,7 +328,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		state("TASK_STATE_CANCELED"),
 	)
 
-	step("06-tasks-and-events",
+	// A task from the list: its tree again, from its events on NATS.
+	step("06-task-from-the-list",
+		chromedp.Click(chromedp.ID("tasks-refresh")),
+		chromedp.Click(chromedp.CSS(`#tasks tr[data-task="`+refundTask+`"]`)),
+		visible(`#tree li[data-agent="RouterAgent"] li[data-agent="RefundAgent"]`),
+	)
+	if steps := text(`#tree li[data-agent="RefundAgent"] .steps`); !strings.Contains(steps, "[offline model] refund of 42.50 EUR issued") {
+		t.Errorf("the listed refund task's tree:\n%s\nwant the refund agent's whole answer", steps)
+	}
+
+	step("07-tasks-and-events",
 		chromedp.Click(chromedp.ID("tasks-refresh")),
 		visible(`#tasks td.state.TASK_STATE_CANCELED`),
 		visible(`#tasks td.state.TASK_STATE_COMPLETED`),

@@ -54,6 +54,10 @@ const Path = "/console/"
 // probeTimeout bounds each agent's /readyz probe.
 const probeTimeout = 2 * time.Second
 
+// natsTimeout bounds how long the events feed tries to reach NATS before
+// it answers 502.
+const natsTimeout = 5 * time.Second
+
 //go:embed static
 var static embed.FS
 
@@ -320,8 +324,9 @@ type Event struct {
 }
 
 // events streams the mesh's events as they are published (with
-// ?since=<duration>, those of that long ago first) until the client goes,
-// life ends or the connection to NATS does.
+// ?since=<duration>, those of that long ago first; with ?task=<id>, only
+// that task's) until the client goes, life ends or the connection to NATS
+// does.
 func (c *Console) events(life, ctx context.Context, rc *app.RequestContext) {
 	if c.cfg.NATS == "" {
 		writeJSON(rc, http.StatusNotFound, map[string]string{"error": "the gateway has no NATS server: no events feed"})
@@ -339,10 +344,13 @@ func (c *Console) events(life, ctx context.Context, rc *app.RequestContext) {
 		}
 		from = time.Now().Add(-d)
 	}
+	task := string(rc.Query("task"))
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(life, stop)()
-	nc, js, err := natsstore.Connect(ctx, c.cfg.NATS, "a2amesh console", c.cfg.Logger)
+	cctx, cancel := context.WithTimeout(ctx, natsTimeout)
+	nc, js, err := natsstore.Connect(cctx, c.cfg.NATS, "a2amesh console", c.cfg.Logger)
+	cancel()
 	if err != nil {
 		writeJSON(rc, http.StatusBadGateway, map[string]string{"error": err.Error()})
 		return
@@ -373,6 +381,9 @@ func (c *Console) events(life, ctx context.Context, rc *app.RequestContext) {
 		for we, err := range natsstore.Watch(ctx, js, from) {
 			if err != nil {
 				c.cfg.Logger.Warn("console: events feed", "err", err)
+				continue
+			}
+			if task != "" && we.TaskID != task {
 				continue
 			}
 			b, err := json.Marshal(Event{Agent: we.Agent, TaskID: we.TaskID, ContextID: we.ContextID, Seq: we.Seq, Stored: we.Stored, Event: a2a.Wrap(we.Event)})

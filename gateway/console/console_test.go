@@ -96,6 +96,7 @@ func TestEndpoints(t *testing.T) {
 	gated := serveConsole(t, console.Config{Agents: agents, Gate: gate(t, false), NATS: "nats://127.0.0.1:1"})
 	anonymousGate := serveConsole(t, console.Config{Gate: gate(t, true), NATS: "nats://127.0.0.1:1"})
 	named := serveConsole(t, console.Config{Hosts: []string{"mesh.example:8080"}})
+	unreachable := serveConsole(t, console.Config{NATS: "nats://127.0.0.1:1", Logger: quiet})
 
 	tests := []struct {
 		name    string
@@ -116,6 +117,8 @@ func TestEndpoints(t *testing.T) {
 			want: `"name":"Mesh","agents":[{"key":"down","url":"` + agents["down"] + `","ready":false,"status":"unreachable: `},
 		{name: "a ready agent", base: open, path: "/console/api/topology", status: 200,
 			want: `{"key":"up","url":"` + agents["up"] + `","ready":true,"status":"ready"}],"entry":{"agent":"up"},"events":false}`},
+		{name: "a bad since", base: unreachable, path: "/console/api/events?since=yesterday", status: 400, want: "want a duration"},
+		{name: "NATS out of reach", base: unreachable, path: "/console/api/events", status: 502},
 		{name: "no NATS, no feed", base: open, path: "/console/api/events", status: 404, want: "no NATS server"},
 		{name: "gated: no key", base: gated, path: "/console/api/topology", status: 401, want: "ConsoleTopology"},
 		{name: "gated: a wrong key", base: gated, path: "/console/api/topology", headers: map[string]string{"X-API-Key": "wrong-key-0123456789abc"}, status: 401},

@@ -192,6 +192,7 @@ function setState(state) {
 }
 
 async function send(text) {
+  if (taskFeed) { taskFeed.abort(); taskFeed = null; }
   const message = { messageId: newID(), role: "ROLE_USER", parts: [{ text }] };
   if (ask.contextId) message.contextId = ask.contextId;
   const answering = ask.inputRequired && ask.taskId;
@@ -265,6 +266,7 @@ function setupAsk() {
   });
   $("ask-cancel").addEventListener("click", cancel);
   $("ask-new").addEventListener("click", () => {
+    if (taskFeed) { taskFeed.abort(); taskFeed = null; }
     Object.assign(ask, { contextId: "", taskId: "", inputRequired: false });
     $("prompt").hidden = true;
     $("answer").textContent = "";
@@ -294,7 +296,7 @@ async function refreshTasks() {
         el("td", "state " + state, state.replace("TASK_STATE_", "").toLowerCase()),
         el("td", "", t.status && t.status.timestamp ? new Date(t.status.timestamp).toLocaleTimeString() : ""));
       tr.title = t.id;
-      tr.addEventListener("click", () => { $("filter-context").value = t.contextId || ""; Object.assign(ask, { contextId: t.contextId, taskId: t.id, inputRequired: state === "TASK_STATE_INPUT_REQUIRED" }); setState(state); showTask(t.id); });
+      tr.addEventListener("click", () => { Object.assign(ask, { contextId: t.contextId, taskId: t.id, inputRequired: state === "TASK_STATE_INPUT_REQUIRED" }); setState(state); showTask(t.id); });
       body.append(tr);
     }
   } catch (err) {
@@ -302,13 +304,18 @@ async function refreshTasks() {
   }
 }
 
-// showTask draws a listed task's tree from its history.
+// showTask draws a listed task's tree from its events on NATS (those of
+// the last day, then the new ones as they come), or, without the feed,
+// its answer and question from the task itself.
+let taskFeed = null;
+
 async function showTask(id) {
+  if (taskFeed) taskFeed.abort();
+  tree.clear(id);
+  $("answer").textContent = "";
+  $("prompt").hidden = true;
   try {
-    const t = await rpc("GetTask", { id, historyLength: 1000 });
-    tree.clear(id);
-    for (const m of t.history || []) tree.add(describe({ message: m }));
-    for (const a of t.artifacts || []) tree.add(describe({ artifactUpdate: { taskId: id, artifact: a, metadata: a.metadata } }));
+    const t = await rpc("GetTask", { id, historyLength: 0 });
     $("answer").textContent = (t.artifacts || []).map((a) => partsText(a.parts)).join("\n");
     if (t.status && t.status.state === "TASK_STATE_INPUT_REQUIRED" && t.status.message) {
       $("prompt-text").textContent = partsText(t.status.message.parts);
@@ -316,6 +323,23 @@ async function showTask(id) {
     }
   } catch (err) {
     $("answer").textContent = err.message;
+    return;
+  }
+  if (!eventsOn || topologyErr) return;
+  const ctl = new AbortController();
+  taskFeed = ctl;
+  try {
+    const res = await fetch("api/events?since=24h&task=" + encodeURIComponent(id),
+      { headers: Object.assign({ Accept: "text/event-stream" }, credHeaders()), signal: ctl.signal });
+    if (!res.ok) return;
+    for await (const data of sse(res)) {
+      const e = JSON.parse(data);
+      const d = describe(e.event || {});
+      tree.add(d);
+      if (d.state && ask.taskId === id) setState(d.state);
+    }
+  } catch (err) {
+    // aborted: another task was chosen, or a new question asked
   }
 }
 
