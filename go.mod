@@ -5,7 +5,6 @@ go 1.26.8
 require github.com/google/uuid v1.6.0
 
 require (
-	github.com/chromedp/chromedp v0.23.0
 	github.com/cloudwego/kitex v0.16.1
 	github.com/cloudwego/prutal v0.1.3
 	github.com/go-jose/go-jose/v4 v4.1.9
@@ -27,7 +26,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/cloudwego/configmanager v0.2.3 // indirect
 	github.com/cloudwego/dynamicgo v0.8.0 // indirect
 	github.com/cloudwego/fastpb v0.0.5 // indirect
@@ -37,7 +35,6 @@ require (
 	github.com/cloudwego/thriftgo v0.4.3 // indirect
 	github.com/dlclark/regexp2 v1.11.0 // indirect
 	github.com/fatih/structtag v1.2.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect

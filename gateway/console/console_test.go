@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -18,6 +19,8 @@ import (
 )
 
 const apiKey = "console-test-key-0123456789"
+
+var quiet = slog.New(slog.DiscardHandler)
 
 // serveConsole serves a console of cfg on a real Hertz server until the
 // test ends, and returns its base URL.

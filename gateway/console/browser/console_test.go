@@ -1,4 +1,4 @@
-package console_test
+package browser_test
 
 import (
 	"context"
@@ -73,6 +73,23 @@ func serveAgent(t *testing.T, agent adk.Agent, natsURL string) string {
 }
 
 var quiet = slog.New(slog.DiscardHandler)
+
+// apiKey is the key the gated console is given.
+const apiKey = "console-test-key-0123456789"
+
+// gate admits apiKey, as alice, and no one else.
+func gate(t *testing.T) *auth.Gate {
+	t.Helper()
+	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{{Key: apiKey, Name: "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{keys}, Audit: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
 
 // start makes a server and serves it until the test ends.
 func start(t *testing.T, newServer func(context.Context) (*serve.Server, error)) *serve.Server {
@@ -352,7 +369,7 @@ func TestConsoleInBrowser(t *testing.T) {
 // events as the caller it names.
 func TestConsoleBehindAGate(t *testing.T) {
 	b := newBrowser(t)
-	gw := mesh(t, gate(t, false))
+	gw := mesh(t, gate(t))
 	b.step("01-refused",
 		chromedp.Navigate(strings.TrimSuffix(gw, "/")+"/console/"),
 		visible("#topology .error"),
