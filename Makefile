@@ -13,10 +13,11 @@ RACE_PKGS := ./...
 # bench and interop hold what only the benchmarks and the interop tests
 # need (a2a-go, the load tool), deploy/k8s the Kubernetes manifests' tests
 # (kustomize, k8s.io/api), bench/eino and bench/adkgohops the comparisons
-# with Eino and adk-go, so none of those becomes a dependency of a library
-# user. The first two are race-tested like the rest; deploy/k8s has its
-# own target (test-deploy).
-TEST_MODULES := bench interop
+# with Eino and adk-go, gateway/console/browser the console's test in
+# chromium (chromedp), so none of those becomes a dependency of a library
+# user. bench, interop and gateway/console/browser are race-tested like
+# the rest; deploy/k8s has its own target (test-deploy).
+TEST_MODULES := bench interop gateway/console/browser
 MODULES := $(TEST_MODULES) deploy/k8s bench/eino bench/adkgohops
 
 .PHONY: run test test-race fuzz-seed fuzz bench bench-load build vet clean proto image image-context test-image test-deploy

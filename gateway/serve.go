@@ -3,10 +3,14 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 
+	"github.com/cloudwego/hertz/pkg/route"
+
 	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/gateway/console"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -18,7 +22,9 @@ const DefaultAddr = "127.0.0.1:9100"
 // description; cfg.Serve configures the server (its Name and Description,
 // when set, take precedence over the topology's). With no cfg.Model the
 // gateway thinks with the offline model. Serve the result with
-// (*serve.Server).Serve.
+// (*serve.Server).Serve. The server also serves the mesh's web console at
+// console.Path (see package console), behind cfg.Serve.Gate, its live
+// events feed from cfg.Serve.NATS.URL when set.
 //
 // New listens first: while it discovers the agents (for up to
 // cfg.Remote.Wait), the port answers /healthz 200 and /readyz 503 naming
@@ -61,6 +67,24 @@ func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
 	}
 	if sc.Service == "" {
 		sc.Service = "gateway"
+	}
+	entry, err := json.Marshal(t.Entry)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	// The console's endpoints answer to the names the A2A endpoint does.
+	hosts := sc.AllowedHosts
+	if len(hosts) == 0 {
+		hosts = console.HostsOf(sc.PublicURL, sc.Listener.Addr())
+	}
+	con := console.New(console.Config{Name: sc.Name, Agents: t.Agents, Entry: entry, Gate: sc.Gate, Hosts: hosts,
+		NATS: sc.NATS.URL, Logger: sc.Logger})
+	routes := sc.Routes
+	sc.Routes = func(ctx context.Context, r route.IRoutes) {
+		con.Register(ctx, r)
+		if routes != nil {
+			routes(ctx, r)
+		}
 	}
 	return serve.New(ctx, agent, sc)
 }

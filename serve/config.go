@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/cloudwego/hertz/pkg/route"
 )
 
 // State says where a server keeps its tasks, their events, push
@@ -120,6 +122,12 @@ type Config struct {
 	// (Host, Origin), "*" for any; empty: the card's URL and the
 	// listening address.
 	AllowedHosts []string
+	// Routes, when set, adds routes of the caller's to the HTTP port
+	// beside the A2A bindings (a gateway's console): they take precedence
+	// over the HTTP+JSON binding's catch-all route, and pass no gate or
+	// Host check of the server's, so they must guard themselves. ctx ends
+	// when the server stops serving, ending the streams they answer.
+	Routes func(ctx context.Context, r route.IRoutes)
 	// DrainDelay is how long Serve, once its context ends, answers
 	// /readyz 503 while still taking new work, before it drains: the time
 	// a load balancer (Kubernetes' endpoints) takes to stop sending it

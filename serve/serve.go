@@ -36,6 +36,7 @@ import (
 
 	"github.com/cloudwego/hertz/pkg/app"
 	hzserver "github.com/cloudwego/hertz/pkg/app/server"
+	"github.com/cloudwego/hertz/pkg/route"
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -61,9 +62,10 @@ type Server struct {
 	ln      net.Listener
 	st      *state
 	handler *server.Handler
-	gate    *auth.Gate  // nil: an open server
-	jwks    []byte      // the published keys; nil without a signing key
-	tls     *tls.Config // the HTTP bindings' TLS (gRPC's is its server's); nil: plain TCP
+	gate    *auth.Gate                           // nil: an open server
+	jwks    []byte                               // the published keys; nil without a signing key
+	tls     *tls.Config                          // the HTTP bindings' TLS (gRPC's is its server's); nil: plain TCP
+	routes  func(context.Context, route.IRoutes) // Config.Routes
 	rpc     *jsonrpcserver.Server
 	// rest serves HTTP+JSON, and JSON-RPC and the card beside it.
 	rest *restserver.Server
@@ -191,6 +193,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 	present(card, cfg.Name, cfg.Description)
 	card.SupportedInterfaces = s.interfaces(cfg.GRPCPublicAddr)
 	s.tls = cfg.TLS
+	s.routes = cfg.Routes
 	if s.gate = cfg.Gate; s.gate != nil {
 		s.gate.Describe(card)
 	}
@@ -407,6 +410,9 @@ func (s *Server) serveHTTP(ctx context.Context) error {
 		}
 		h.GET(JWKSPath, jwks)
 		h.HEAD(JWKSPath, jwks)
+	}
+	if s.routes != nil {
+		s.routes(ctx, h)
 	}
 	s.rest.Register(h)
 	ran := make(chan error, 1)

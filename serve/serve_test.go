@@ -6,11 +6,14 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cloudwego/hertz/pkg/app"
+	"github.com/cloudwego/hertz/pkg/route"
 	kclient "github.com/cloudwego/kitex/client"
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -337,5 +340,55 @@ func TestServeGRPCConfig(t *testing.T) {
 		if err := cfg.Check(); !errors.Is(err, serve.ErrConfig) {
 			t.Errorf("%s: Check() = %v, want a ConfigError", name, err)
 		}
+	}
+}
+
+// Routes of the caller's answer beside the bindings, before the HTTP+JSON
+// binding's catch-all, and their context ends when the server stops, so
+// that their streams end with it.
+func TestRoutes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "TestAgent", Description: "tests", Model: offline.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lives := make(chan context.Context, 1)
+	s, err := serve.New(ctx, agent, serve.Config{Logger: slog.New(slog.DiscardHandler), Routes: func(life context.Context, r route.IRoutes) {
+		lives <- life
+		r.GET("/mine/*rest", func(_ context.Context, c *app.RequestContext) { c.String(200, "mine: %s", c.Param("rest")) })
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	var life context.Context
+	select {
+	case life = <-lives:
+	case <-time.After(bound):
+		t.Fatal("Routes was not called within the bound")
+	}
+	base := strings.TrimSuffix(s.URL(), "/")
+	if body := await(t, base+"/mine/tasks:cancel", 200); body != "mine: tasks:cancel" {
+		t.Errorf("GET /mine/tasks:cancel = %q, want the route's answer", body)
+	}
+	if code, _ := probe(t, http.MethodGet, base+"/tasks/x"); code == 200 {
+		t.Errorf("GET /tasks/x = 200, want the binding's refusal")
+	}
+	if life.Err() != nil {
+		t.Fatal("the routes' context ended while serving")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(bound):
+		t.Fatal("Serve did not return within the bound")
+	}
+	if life.Err() == nil {
+		t.Error("the routes' context outlived the server")
 	}
 }

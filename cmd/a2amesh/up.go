@@ -18,6 +18,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/deploy"
 	"github.com/a2amesh/a2amesh/gateway"
+	"github.com/a2amesh/a2amesh/gateway/console"
 	"github.com/a2amesh/a2amesh/internal/cli"
 	"github.com/a2amesh/a2amesh/natsstore/embedded"
 )
@@ -113,6 +114,7 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %-10s %s  pid %-7d %s\n", def.name, "http://"+addrs[def.name]+"/", pids[def.name], def.summary)
 	}
 	fmt.Fprintf(stdout, "  %-10s %s  pid %-7d the whole mesh as one A2A agent\n", "gateway", gw, pids["gateway"])
+	fmt.Fprintf(stdout, "  %-10s %s\n", "console", strings.TrimSuffix(gw, "/")+console.Path)
 	cmd := "go run ./cmd/a2amesh"
 	askCmd := cmd + " ask"
 	if *basePort != defaultBasePort() {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -56,6 +57,11 @@ func TestUp(t *testing.T) {
 	if weather[2] == "9102" || gw[2] == "9100" {
 		t.Fatalf("up --base-port 0 took the default ports: %s, %s", weather[1], gw[1])
 	}
+	con := out.await(t, `^  console +(http://127\.0\.0\.1:(\d+)/console/)$`)
+	if con[2] != gw[2] {
+		t.Fatalf("the console %s is not the gateway's (%s)", con[1], gw[1])
+	}
+	checkConsole(t, con[1])
 
 	if err := syscall.Kill(pidOf(t, weather[2:]), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -88,6 +94,22 @@ func TestUp(t *testing.T) {
 	}
 	if alive(restarted) {
 		t.Errorf("the restarted weather agent (pid %d) outlived up", restarted)
+	}
+}
+
+// checkConsole fetches the console's page at url.
+func checkConsole(t *testing.T, url string) {
+	t.Helper()
+	hc := &http.Client{Timeout: bound}
+	defer hc.CloseIdleConnections()
+	res, err := hc.Get(url)
+	if err != nil {
+		t.Fatalf("the console: %v", err)
+	}
+	defer res.Body.Close()
+	page, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(page), "a2amesh console") {
+		t.Fatalf("the console at %s: %s, %v:\n%s", url, res.Status, err, page)
 	}
 }
 
