@@ -90,10 +90,9 @@ type Config struct {
 	// NextProtos, which HTTP/2 over TLS negotiates. A client certificate
 	// it verifies (ClientAuth VerifyClientCertIfGiven or
 	// RequireAndVerifyClientCert, with ClientCAs) reaches the Handler's
-	// gate as auth.Credentials.PeerCertificates. Kitex's netpoll transport
-	// serves no TLS, so a TLS Server runs on Go's net package instead
-	// (what that costs: docs/benchmarks.md); nil serves plain HTTP/2 on
-	// netpoll.
+	// gate as auth.Credentials.PeerCertificates. nil serves plain HTTP/2.
+	// Either runs on Go's net package, not Kitex's netpoll (transport.go
+	// says why).
 	TLS    *tls.Config
 	Logger *slog.Logger
 }
@@ -144,11 +143,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		kserver.WithSendMiddleware(s.encodeWithPBWire),
 		kserver.WithGRPCKeepaliveEnforcementPolicy(kgrpc.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 	}
-	if s.tls != nil {
-		// Only gRPC: Kitex's protocol detection reads through netpoll.
-		opts = append(opts, kserver.WithTransServerFactory(tlsFactory{s.tls}),
-			kserver.WithTransHandlerFactory(nphttp2.NewSvrTransHandlerFactory()))
-	}
+	// Only gRPC: Kitex's protocol detection reads through netpoll.
+	opts = append(opts, kserver.WithTransServerFactory(transportFactory{s.tls}),
+		kserver.WithTransHandlerFactory(nphttp2.NewSvrTransHandlerFactory()))
 	opts = append(opts, s.opts...)
 	svr := kserver.NewServer(opts...)
 	if err := svr.RegisterService(s.serviceInfo(), s); err != nil { // Kitex wants the handler as a pointer

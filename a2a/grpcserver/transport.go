@@ -16,20 +16,24 @@ import (
 // handshakeTimeout bounds a client's TLS handshake.
 const handshakeTimeout = 10 * time.Second
 
-// tlsTransport is a Kitex transport server that serves gRPC over TLS on
-// Go's net package; the Server runs on it when Config.TLS is set. Kitex
-// serves no TLS itself: its netpoll transport reads the socket directly,
-// and its Go-net transport (pkg/remote/trans/gonet, v0.16.1) does not run
-// gRPC: with the default handler the protocol detection needs a netpoll
-// connection and the fallback handler panics on the Go-net one, and with
-// the gRPC handler alone its connection loop reads the call's RPCInfo,
-// which the gRPC handler never sets (a nil dereference at
-// trans_server.go:187 after the client preface). This one hands each
-// connection, once its handshake is done, to the gRPC handler with the
-// verified client certificates in the connection's context, which every
-// call's context derives from (peerCertificates).
-type tlsTransport struct {
-	cfg  *tls.Config
+// transport is the Kitex transport server the Server runs on: Go's net
+// package, with TLS when Config.TLS is set, rather than Kitex's netpoll.
+// netpoll v0.7.5 hands file descriptors back to the kernel behind the Go
+// runtime's back (its listener's Close closes one twice), which resets
+// other sockets of the process when a server stops beside them
+// (docs/benchmarks.md, "Hertz's transport"); and it serves no TLS, as it
+// reads the socket directly. Kitex's own Go-net transport
+// (pkg/remote/trans/gonet, v0.16.1) does not run gRPC: with the default
+// handler the protocol detection needs a netpoll connection and the
+// fallback handler panics on the Go-net one, and with the gRPC handler
+// alone its connection loop reads the call's RPCInfo, which the gRPC
+// handler never sets (a nil dereference at trans_server.go:187 after the
+// client preface). This one hands each connection (over TLS once its
+// handshake is done) to the gRPC handler, with the verified client
+// certificates in the connection's context, which every call's context
+// derives from (peerCertificates).
+type transport struct {
+	cfg  *tls.Config // nil: plain HTTP/2
 	h    remote.ServerTransHandler
 	wait time.Duration // Kitex's exit wait time: Shutdown's bound
 
@@ -43,28 +47,31 @@ type tlsTransport struct {
 	count utils.AtomicInt
 }
 
-// tlsFactory makes the tlsTransport of a Kitex server.
-type tlsFactory struct{ cfg *tls.Config }
+// transportFactory makes the transport of a Kitex server.
+type transportFactory struct{ cfg *tls.Config }
 
 // NewTransServer implements remote.TransServerFactory.
-func (f tlsFactory) NewTransServer(opt *remote.ServerOption, h remote.ServerTransHandler) remote.TransServer {
+func (f transportFactory) NewTransServer(opt *remote.ServerOption, h remote.ServerTransHandler) remote.TransServer {
 	stop, abort := context.WithCancel(context.Background())
-	// HTTP/2 over TLS is negotiated by ALPN: a gRPC client offers only
-	// "h2", and a server that lists other protocols but not it fails
-	// the handshake.
-	return &tlsTransport{cfg: kgrpc.TLSConfig(f.cfg), h: h, wait: opt.ExitWaitTime,
-		stop: stop, abort: abort, open: make(map[net.Conn]struct{})}
+	t := &transport{h: h, wait: opt.ExitWaitTime, stop: stop, abort: abort, open: make(map[net.Conn]struct{})}
+	if f.cfg != nil {
+		// HTTP/2 over TLS is negotiated by ALPN: a gRPC client offers
+		// only "h2", and a server that lists other protocols but not it
+		// fails the handshake.
+		t.cfg = kgrpc.TLSConfig(f.cfg)
+	}
+	return t
 }
 
 // CreateListener implements remote.TransServer; the Server always passes
 // its listener.
-func (t *tlsTransport) CreateListener(addr net.Addr) (net.Listener, error) {
+func (t *transport) CreateListener(addr net.Addr) (net.Listener, error) {
 	return net.Listen(addr.Network(), addr.String())
 }
 
 // BootstrapServer implements remote.TransServer: it accepts connections
 // on ln until Shutdown closes it.
-func (t *tlsTransport) BootstrapServer(ln net.Listener) error {
+func (t *transport) BootstrapServer(ln net.Listener) error {
 	t.mu.Lock()
 	if t.stop.Err() != nil { // Shutdown came first
 		t.mu.Unlock()
@@ -89,18 +96,20 @@ func (t *tlsTransport) BootstrapServer(ln net.Listener) error {
 			conn.Close()
 			return nil
 		}
-		tc := tls.Server(conn, t.cfg)
-		t.open[tc] = struct{}{}
+		if t.cfg != nil {
+			conn = tls.Server(conn, t.cfg)
+		}
+		t.open[conn] = struct{}{}
 		t.count.Inc()
 		t.conns.Add(1)
 		t.mu.Unlock()
-		go t.serveConn(tc)
+		go t.serveConn(conn)
 	}
 }
 
-// serveConn completes conn's handshake and serves its gRPC calls until
-// the client or Shutdown closes it.
-func (t *tlsTransport) serveConn(conn *tls.Conn) {
+// serveConn completes conn's TLS handshake, if any, and serves its gRPC
+// calls until the client or Shutdown closes it.
+func (t *transport) serveConn(conn net.Conn) {
 	defer t.conns.Done()
 	defer func() {
 		t.mu.Lock()
@@ -109,17 +118,19 @@ func (t *tlsTransport) serveConn(conn *tls.Conn) {
 		t.mu.Unlock()
 		conn.Close()
 	}()
-	hctx, cancel := context.WithTimeout(t.stop, handshakeTimeout)
-	err := conn.HandshakeContext(hctx)
-	cancel()
-	if err != nil {
-		return // a failed handshake is the client's to report
-	}
 	ctx := context.Background()
-	if st := conn.ConnectionState(); len(st.VerifiedChains) > 0 {
-		ctx = context.WithValue(ctx, peerKey{}, st.PeerCertificates)
+	if tc, ok := conn.(*tls.Conn); ok {
+		hctx, cancel := context.WithTimeout(t.stop, handshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			return // a failed handshake is the client's to report
+		}
+		if st := tc.ConnectionState(); len(st.VerifiedChains) > 0 {
+			ctx = context.WithValue(ctx, peerKey{}, st.PeerCertificates)
+		}
 	}
-	ctx, err = t.h.OnActive(ctx, conn)
+	ctx, err := t.h.OnActive(ctx, conn)
 	if err != nil {
 		return // the client sent no HTTP/2 preface
 	}
@@ -133,7 +144,7 @@ func (t *tlsTransport) serveConn(conn *tls.Conn) {
 // clients to go away (GOAWAY), lets calls in progress finish for up to
 // the exit wait time, then closes the connections left and waits for
 // their goroutines.
-func (t *tlsTransport) Shutdown() error {
+func (t *transport) Shutdown() error {
 	t.mu.Lock()
 	t.abort()
 	ln := t.ln
@@ -163,7 +174,7 @@ func (t *tlsTransport) Shutdown() error {
 }
 
 // ConnCount implements remote.TransServer.
-func (t *tlsTransport) ConnCount() utils.AtomicInt {
+func (t *transport) ConnCount() utils.AtomicInt {
 	return utils.AtomicInt(t.count.Value())
 }
 
