@@ -147,7 +147,7 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		hopCredentials: f.StringEnv("hop-credentials", "A2AMESH_HOP_CREDENTIALS", "",
 			"file (YAML or JSON) of the credential every call to other agents carries, in the topology's credentials format (kind: apiKey, bearer, clientCredentials, forward or exchange; secrets by secretFile or secretEnv); a gateway topology's own credentials win; empty: none"),
 		tlsCert: f.StringEnv("tls-cert", "A2AMESH_TLS_CERT", "",
-			"PEM certificate (chain) to serve every binding over TLS with, with --tls-key; the card's URL is then https (gRPC over TLS runs on Go's net package rather than netpoll: see docs/benchmarks.md)"),
+			"PEM certificate (chain) to serve every binding over TLS with, with --tls-key; the card's URL is then https"),
 		tlsKey: f.StringEnv("tls-key", "A2AMESH_TLS_KEY", "", "PEM private key of --tls-cert"),
 		tlsClientCA: f.StringEnv("tls-client-ca", "A2AMESH_TLS_CLIENT_CA", "",
 			"with --tls-cert: PEM CA certificates whose client certificates are verified when given, for the mtls credentials of --auth-config"),
