@@ -325,7 +325,7 @@ func (a *flowAgent) drive(ctx context.Context, s *session, path []RunStep, opts 
 	step func(ctx context.Context, own emitFunc, innerOpts []AgentRunOption) *frame) *frame {
 	var last *AgentAction
 	var lastSaid *historyEntry // the agent's last assistant message, for outputKey
-	var failed error // the agent's own error event's; its span's too
+	var failed error           // the agent's own error event's; its span's too
 	ctx, span := agentSpan(ctx, a.name, path)
 	defer func() { endSpan(span, failed) }()
 	own := func(ev *AgentEvent) {
