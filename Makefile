@@ -113,6 +113,7 @@ bench-load: build
 	GOGC=100 bin/a2aload compare --ours "bin/a2amesh serve echo" --peer bin/a2agoecho --floor bin/hertzfloor | tee bin/compare.md
 	GOGC=100 bin/a2aload bindings --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/bindings.md
 	GOGC=100 bin/a2aload auth --ours "bin/a2amesh serve echo" | tee bin/auth.md
+	GOGC=100 bin/a2aload telemetry --ours "bin/a2amesh serve echo" | tee bin/telemetry.md
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
 	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
