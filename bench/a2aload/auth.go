@@ -8,7 +8,6 @@ import (
 	"crypto/rsa"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,17 +39,13 @@ const (
 func authCmd(args []string) error {
 	fs := flag.NewFlagSet("auth", flag.ExitOnError)
 	ours := fs.String("ours", "bin/a2amesh serve echo", "a2amesh echo service command (given --addr, --grpc-addr and --auth-config)")
-	rounds := fs.Int("rounds", 12, "rounds; the order of the servers rotates each round")
-	d := fs.Duration("duration", 2*time.Second, "measured load per server, binding, scenario and round")
-	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load of each server before each scenario and binding")
-	conns := fs.Int("conns", 32, "concurrent requests: HTTP connections, or gRPC calls in flight")
-	grpcConns := fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share")
-	maxReq := fs.Int("max", 2_000_000, "request cap per measurement")
+	lf := addLoadFlags(fs, 12, 2*time.Second, "the servers", "of each server before each scenario and binding")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *rounds < 1 || *conns < 1 || *grpcConns < 1 || *d <= 0 {
-		return errors.New("auth: --rounds, --conns, --grpc-conns and --duration must be positive")
+	load, err := lf.load("auth")
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,14 +62,12 @@ func authCmd(args []string) error {
 		variants[i].bin = *ours
 	}
 	bindings := []string{bindingJSONRPC, bindingGRPC}
-	load := sideBySide{rounds: *rounds, d: *d, warm: *warm,
-		b: bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq}}
 	results, err := load.run(ctx, variants, bindings, 19131)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("Four `%s` processes side by side, --log-level warn (admissions are not logged). For each scenario and binding: %v of warm-up each, then %d round(s) of %v on each server in turn, the order rotating; %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections). Absolute figures are the median round's; ratios are to the open server, the median of the per-round ratios.\n\n",
-		*ours, *warm, *rounds, *d, *conns, *grpcConns)
+		*ours, load.warm, load.rounds, load.d, load.b.conns, load.b.grpcConns)
 	for _, key := range []string{"send", "stream"} {
 		for _, bd := range bindings {
 			reportAuth(os.Stdout, scenarios[key], bd, variants, results[key][bd])

@@ -47,17 +47,13 @@ func bindingsCmd(args []string) error {
 	fs := flag.NewFlagSet("bindings", flag.ExitOnError)
 	ours := fs.String("ours", "bin/a2amesh serve echo", "a2amesh echo service command (given --addr and --grpc-addr)")
 	peer := fs.String("peer", "bin/a2agoecho", "a2a-go v2.4.0 echo server binary (given --addr, --rest-addr and --grpc-addr)")
-	rounds := fs.Int("rounds", 3, "rounds; the order of bindings and servers rotates each round")
-	d := fs.Duration("duration", 8*time.Second, "measured load per server, binding, scenario and round")
-	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load before each measurement")
-	conns := fs.Int("conns", 32, "concurrent requests: HTTP connections, or gRPC calls in flight")
-	grpcConns := fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share")
-	maxReq := fs.Int("max", 2_000_000, "request cap per measurement")
+	lf := addLoadFlags(fs, 3, 8*time.Second, "bindings and servers", "before each measurement")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *rounds < 1 || *conns < 1 || *grpcConns < 1 || *d <= 0 {
-		return errors.New("bindings: --rounds, --conns, --grpc-conns and --duration must be positive")
+	load, err := lf.load("bindings")
+	if err != nil {
+		return err
 	}
 	// Interrupted, the run ends its load and stops its servers as on any
 	// other path.
@@ -77,10 +73,10 @@ func bindingsCmd(args []string) error {
 		}
 		served[s.name] = eps
 	}
-	b := &bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq, warm: *warm, d: *d}
+	b := &load.b
 	order := []string{"send", "stream"}
 	results := map[string]map[string]map[string][]measurement{} // scenario, server, binding
-	for r := range *rounds {
+	for r := range load.rounds {
 		for _, key := range order {
 			sc := scenarios[key]
 			for _, bd := range rotated(bindingOrder, r) {
@@ -107,7 +103,7 @@ func bindingsCmd(args []string) error {
 		}
 	}
 	fmt.Printf("Each measurement: %v after %v of warm-up on a fresh server process; %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections); median of %d round(s) by throughput.\n\n",
-		*d, *warm, *conns, *grpcConns, *rounds)
+		load.d, load.warm, load.b.conns, load.b.grpcConns, load.rounds)
 	for _, key := range order {
 		reportBindings(os.Stdout, scenarios[key], servers[0].name, servers[1].name, results[key])
 	}

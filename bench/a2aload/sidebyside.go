@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -28,6 +30,37 @@ type sideBySide struct {
 	d      time.Duration // measured load per server, binding, scenario and round
 	warm   time.Duration // unmeasured load of each server before each scenario and binding
 	b      bindingsBench // conns, grpcConns, maxReq; headers are each variant's
+}
+
+// loadFlags are the flags every comparing command takes: how long and
+// how hard to load, and how many rounds.
+type loadFlags struct {
+	rounds, conns, grpcConns, maxReq *int
+	d, warm                          *time.Duration
+}
+
+// addLoadFlags adds the load flags to fs, with the command's default
+// rounds and measured duration, and its words for what rotates each round
+// and where the warm-up goes.
+func addLoadFlags(fs *flag.FlagSet, rounds int, d time.Duration, rotates, warmup string) *loadFlags {
+	return &loadFlags{
+		rounds:    fs.Int("rounds", rounds, "rounds; the order of "+rotates+" rotates each round"),
+		d:         fs.Duration("duration", d, "measured load per server, binding, scenario and round"),
+		warm:      fs.Duration("warmup", 2*time.Second, "unmeasured load "+warmup),
+		conns:     fs.Int("conns", 32, "concurrent requests: HTTP connections, or gRPC calls in flight"),
+		grpcConns: fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share"),
+		maxReq:    fs.Int("max", 2_000_000, "request cap per measurement"),
+	}
+}
+
+// load returns the sideBySide the parsed flags give, or an error naming
+// the command when one of them cannot be used.
+func (f *loadFlags) load(cmd string) (sideBySide, error) {
+	if *f.rounds < 1 || *f.conns < 1 || *f.grpcConns < 1 || *f.d <= 0 {
+		return sideBySide{}, errors.New(cmd + ": --rounds, --conns, --grpc-conns and --duration must be positive")
+	}
+	return sideBySide{rounds: *f.rounds, d: *f.d, warm: *f.warm,
+		b: bindingsBench{conns: *f.conns, grpcConns: *f.grpcConns, maxReq: *f.maxReq, warm: *f.warm, d: *f.d}}, nil
 }
 
 // variantServer is a running server of one variant.

@@ -31,17 +31,13 @@ func telemetryCmd(args []string) error {
 	fs := flag.NewFlagSet("telemetry", flag.ExitOnError)
 	ours := fs.String("ours", "bin/a2amesh serve echo", "a2amesh echo service command (given --addr, --grpc-addr)")
 	before := fs.String("before", "", "the same command of a build without telemetry, to load beside (empty: none)")
-	rounds := fs.Int("rounds", 12, "rounds; the order of the servers rotates each round")
-	d := fs.Duration("duration", 2*time.Second, "measured load per server, binding, scenario and round")
-	warm := fs.Duration("warmup", 2*time.Second, "unmeasured load of each server before each scenario and binding")
-	conns := fs.Int("conns", 32, "concurrent requests: HTTP connections, or gRPC calls in flight")
-	grpcConns := fs.Int("grpc-conns", 4, "HTTP/2 connections the gRPC calls share")
-	maxReq := fs.Int("max", 2_000_000, "request cap per measurement")
+	lf := addLoadFlags(fs, 12, 2*time.Second, "the servers", "of each server before each scenario and binding")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *rounds < 1 || *conns < 1 || *grpcConns < 1 || *d <= 0 {
-		return errors.New("telemetry: --rounds, --conns, --grpc-conns and --duration must be positive")
+	load, err := lf.load("telemetry")
+	if err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -60,8 +56,6 @@ func telemetryCmd(args []string) error {
 		variants = append(variants, variant{name: "before", bin: *before, env: off})
 	}
 	bindings := []string{bindingJSONRPC, bindingGRPC}
-	load := sideBySide{rounds: *rounds, d: *d, warm: *warm,
-		b: bindingsBench{conns: *conns, grpcConns: *grpcConns, maxReq: *maxReq}}
 	results, err := load.run(ctx, variants, bindings, 19151)
 	if err != nil {
 		return err
@@ -75,7 +69,7 @@ func telemetryCmd(args []string) error {
 		fmt.Printf(", beside `%s`", *before)
 	}
 	fmt.Printf("; --log-level warn. For each scenario and binding: %v of warm-up each, then %d round(s) of %v on each server in turn, the order rotating; %d concurrent requests (HTTP: one connection each; gRPC: calls over %d connections). Absolute figures are the median round's; ratios are to the server with tracing off, the median of the per-round ratios.\n\n",
-		*warm, *rounds, *d, *conns, *grpcConns)
+		load.warm, load.rounds, load.d, load.b.conns, load.b.grpcConns)
 	for _, key := range []string{"send", "stream"} {
 		for _, bd := range bindings {
 			reportTelemetry(os.Stdout, scenarios[key], bd, variants, results[key][bd])
