@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -52,12 +54,44 @@ func StructToPB(m map[string]any) (*structpb.Struct, error) {
 	return s, nil
 }
 
-// StructFromPB returns s as a map; nil for a nil Struct.
+// StructFromPB returns s as a map, as AsMap does; nil for a nil Struct.
+// Protobuf strings are UTF-8, but a peer may send bytes that are not:
+// keys and strings holding them get U+FFFD in their place, as
+// encoding/json reads them on the JSON bindings, so that the map is what
+// the other bindings and the stores (JSON) carry and writes back as read.
 func StructFromPB(s *structpb.Struct) map[string]any {
 	if s == nil {
 		return nil
 	}
-	return s.AsMap()
+	m := s.AsMap()
+	validMap(m)
+	return m
+}
+
+func validMap(m map[string]any) {
+	for k, v := range m {
+		if !utf8.ValidString(k) {
+			delete(m, k)
+			k = strings.ToValidUTF8(k, "\uFFFD")
+		}
+		m[k] = validValue(v)
+	}
+}
+
+func validValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return strings.ToValidUTF8(x, "\uFFFD")
+		}
+	case map[string]any:
+		validMap(x)
+	case []any:
+		for i := range x {
+			x[i] = validValue(x[i])
+		}
+	}
+	return v
 }
 
 // valueToPB returns raw JSON as a Value.

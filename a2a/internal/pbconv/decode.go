@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -665,7 +666,8 @@ func decodeEntry(b []byte, depth int) (string, any, bool) {
 		}
 		switch f.num {
 		case 1:
-			ok = once.first(f) && f.str(&k)
+			// Bytes that are not UTF-8 go the general way (StructFromPB).
+			ok = once.first(f) && f.str(&k) && utf8.ValidString(k)
 		case 2:
 			ok = once.first(f) && f.typ == protowire.BytesType
 			if ok {
@@ -716,7 +718,7 @@ func decodeValue(b []byte, depth int) (any, bool) {
 			}
 		case 3:
 			var s string
-			ok = f.str(&s)
+			ok = f.str(&s) && utf8.ValidString(s)
 			v = s
 		case 4:
 			var x bool

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cloudwego/prutal"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/internal/pbwire"
@@ -37,6 +38,15 @@ func FuzzRequest(f *testing.F) {
 	}
 	seed(req)
 	seed(&a2apb.ListTasksRequest{ContextId: "c", PageToken: "p"})
+	// Metadata that is not UTF-8 (CI's find): read as the JSON bindings
+	// read it, so it writes back unchanged.
+	bad, err := prutal.MarshalAppend(nil, &a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: "m", Role: a2apb.Role_ROLE_USER,
+		Parts:    []*a2apb.Part{{Content: &a2apb.Part_Text{Text: "x"}}},
+		Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{"k\xff": structpb.NewStringValue("v\xfe")}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bad)
 	f.Add([]byte{})
 	f.Add([]byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}) // a length past the end
 
