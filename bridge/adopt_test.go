@@ -62,7 +62,11 @@ var stores = []struct {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
-		tasks, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Namespace: "Booker"})
+		log, err := natsstore.NewLog(ctx, js, natsstore.LogConfig{Namespace: "Booker"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}

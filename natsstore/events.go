@@ -32,12 +32,19 @@ const (
 
 // Headers of an event message. Its body is the event as a 1.0
 // StreamResponse, or several consecutive events of the task, one per line,
-// when a Log appended them at once; A2A-Seq numbers the first.
+// when a Log appended them at once; A2A-Seq numbers the first. A message a
+// TaskStore wrote also carries the task's snapshot: A2A-Events counts the
+// events, and the snapshot is the line after them (the only line, with no
+// events). The message that ends a task may repeat its earlier events, so
+// that it holds the whole log: A2A-Commit then numbers the first event it
+// adds.
 const (
 	HeaderAgent   = "A2A-Agent"
 	HeaderTask    = "A2A-Task"
 	HeaderContext = "A2A-Context"
 	HeaderSeq     = "A2A-Seq"
+	HeaderEvents  = "A2A-Events"
+	HeaderCommit  = "A2A-Commit"
 )
 
 // EventsConfig configures the events stream. The stream is shared by every
@@ -75,6 +82,12 @@ func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsC
 		MaxAge:      cfg.MaxAge,
 		// -1 is JetStream's "no limit".
 		MaxMsgsPerSubject: cmp.Or(cfg.MaxPerTask, -1),
+		// A task's snapshot lives in its last message (TaskStore): the
+		// message that ends the task replaces the task's others (a
+		// rollup) and lives as long as ended tasks are kept; one that
+		// leaves the task unfinished lives until then (a TTL).
+		AllowRollup: true,
+		AllowMsgTTL: true,
 		Replicas:          cfg.Replicas,
 		// JetStream refuses a window longer than the age limit.
 		Duplicates: min(2*time.Minute, cfg.MaxAge),
@@ -316,12 +329,15 @@ func decodeWatched(m jetstream.Msg) iter.Seq2[WatchedEvent, error] {
 		if md, err := m.Metadata(); err == nil {
 			we.Stored = md.Timestamp
 		}
-		es, err := decodeEntries(h, m.Data())
+		msg, err := decodeMessage(h, m.Data())
 		if err != nil {
 			yield(we, fmt.Errorf("natsstore: events of task %s: %w", we.TaskID, err))
 			return
 		}
-		for _, e := range es {
+		for _, e := range msg.entries {
+			if e.Seq < msg.commit {
+				continue // repeated by the message that ended the task
+			}
 			we.Seq, we.Event = e.Seq, e.Event
 			if !yield(we, nil) {
 				return

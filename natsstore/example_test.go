@@ -47,20 +47,17 @@ func ExampleOpen() {
 	b, ncB := replica("replica-b")
 	defer ncB.Close()
 
-	// Replica a runs a task: it appends the task's events to the log...
+	// Replica a runs a task: it commits the task's events to the log, with
+	// the task's snapshot as of its last event, in one write.
 	events := []a2a.Event{
 		&a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}},
 		a2a.NewStatusUpdate("task-1", "ctx-1", a2a.TaskStateWorking, nil),
 		a2a.NewArtifactUpdate("task-1", "ctx-1", a2a.Artifact{ArtifactID: "answer", Parts: []a2a.Part{a2a.TextPart("sunny, 24°C")}}, false, true),
 		a2a.NewStatusUpdate("task-1", "ctx-1", a2a.TaskStateCompleted, nil),
 	}
-	if err := a.Log.Append(ctx, "task-1", 1, events...); err != nil {
-		log.Fatal(err)
-	}
-	// ... and keeps the task's snapshot, as of its last event.
 	done := &a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
 		Artifacts: []a2a.Artifact{{ArtifactID: "answer", Parts: []a2a.Part{a2a.TextPart("sunny, 24°C")}}}}
-	if _, err := a.Tasks.Create(ctx, taskstore.Entry{Task: done, Seq: uint64(len(events))}); err != nil {
+	if _, err := a.Tasks.Commit(ctx, taskstore.Entry{Task: done, Seq: uint64(len(events))}, events...); err != nil {
 		log.Fatal(err)
 	}
 

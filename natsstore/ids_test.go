@@ -38,11 +38,13 @@ func TestHostileIDs(t *testing.T) {
 	nc := js.Conn()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	tasks := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "weather"})
+	tasks := newTaskStore(t, js, "weather", natsstore.TaskStoreConfig{})
 	pushes := newPushStore(t, js, "weather")
 	cps := newCheckPointStore(t, js, natsstore.CheckPointStoreConfig{Namespace: "weather"})
-	log := newLog(t, js, "weather")
-	pub := natsstore.NewPublisher(js, "weather", &eventlog.Memory{}, nil)
+	// The log alone has a namespace of its own: its events carry no
+	// snapshot, and the store's tasks are in their own subjects.
+	log := newLog(t, js, "weather-log")
+	pub := natsstore.NewPublisher(js, "weather-pub", &eventlog.Memory{}, nil)
 	defer pub.Close()
 	replicas, err := natsstore.NewReplicas(ctx, js, natsstore.ReplicasConfig{Namespace: "weather", Replica: "r1", Log: log, Tasks: tasks})
 	if err != nil {
@@ -238,14 +240,11 @@ func TestHostileNames(t *testing.T) {
 		stores[i] = a
 	}
 	a, b := stores[0], stores[1]
-	if _, err := a.Tasks.Create(ctx, taskstore.Entry{Task: testTask("t", "c", a2a.TaskStateWorking), Seq: 1}); err != nil {
+	if _, err := a.Tasks.Commit(ctx, taskstore.Entry{Task: testTask("t", "c", a2a.TaskStateWorking), Seq: 1}, status("t", a2a.TaskStateWorking)); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := b.Tasks.Get(ctx, "t"); err != nil || got.Task.ID != "t" {
 		t.Fatalf("Get: %+v, %v", got, err)
-	}
-	if err := a.Log.Append(ctx, "t", 1, status("t", a2a.TaskStateWorking)); err != nil {
-		t.Fatal(err)
 	}
 	if err := a.Push.Save(ctx, pushConfig("t", "p")); err != nil {
 		t.Fatal(err)

@@ -91,8 +91,10 @@ func newMember(t *testing.T, e *embedded.Server, name string, heartbeat time.Dur
 	defer cancel()
 	m := &member{name: name, js: replica(t, e)}
 	m.log = replicaLog(t, m.js, name)
-	m.tasks = newTaskStore(t, m.js, natsstore.TaskStoreConfig{Namespace: "weather"})
 	var err error
+	if m.tasks, err = natsstore.NewTaskStore(ctx, m.js, natsstore.TaskStoreConfig{Log: m.log}); err != nil {
+		t.Fatal(err)
+	}
 	m.replicas, err = natsstore.NewReplicas(ctx, m.js, natsstore.ReplicasConfig{Namespace: "weather", Replica: name, Log: m.log, Tasks: m.tasks, HeartbeatTTL: heartbeat})
 	if err != nil {
 		t.Fatal(err)
@@ -110,10 +112,19 @@ func (m *member) serve(t *testing.T) (stop func()) {
 // writes makes m the last writer of a task in state s, stored.
 func (m *member) writes(t *testing.T, ctx context.Context, id string, s a2a.TaskState) {
 	t.Helper()
-	if _, err := m.tasks.Create(ctx, taskstore.Entry{Task: testTask(id, "c", s), Seq: 1}); err != nil {
+	if _, err := m.tasks.Commit(ctx, taskstore.Entry{Task: testTask(id, "c", s), Seq: 1}, testTask(id, "c", s)); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.log.Append(ctx, id, 1, testTask(id, "c", s)); err != nil {
+}
+
+// continues commits the task's next event, a status s.
+func (m *member) continues(t *testing.T, ctx context.Context, id string, s a2a.TaskState) {
+	t.Helper()
+	e, err := m.tasks.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.tasks.Commit(ctx, taskstore.Entry{Task: testTask(id, "c", s), Seq: e.Seq + 1, Version: e.Version}, status(id, s)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -140,9 +151,7 @@ func TestReplicasCancel(t *testing.T) {
 
 	// B wrote "running" first, A last: A runs it.
 	b.writes(t, ctx, "running", a2a.TaskStateWorking)
-	if err := a.log.Append(ctx, "running", 2, status("running", a2a.TaskStateWorking)); err != nil {
-		t.Fatal(err)
-	}
+	a.continues(t, ctx, "running", a2a.TaskStateWorking)
 	a.writes(t, ctx, "idle", a2a.TaskStateWorking)
 	a.writes(t, ctx, "failing", a2a.TaskStateWorking)
 	gone.writes(t, ctx, "orphan", a2a.TaskStateWorking)

@@ -89,7 +89,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg StoresConfig) (*Store
 	if s.Log, err = NewLog(ctx, js, LogConfig{Namespace: cfg.Namespace, Replica: cfg.Replica, Events: cfg.Events, Telemetry: cfg.Telemetry}); err != nil {
 		return nil, err
 	}
-	if s.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Tasks, KeepEnded: cfg.KeepEnded}); err != nil {
+	if s.Tasks, err = NewTaskStore(ctx, js, TaskStoreConfig{Log: s.Log, Bucket: cfg.Tasks, KeepEnded: cfg.KeepEnded}); err != nil {
 		return nil, err
 	}
 	if s.Push, err = NewPushStore(ctx, js, PushStoreConfig{Namespace: cfg.Namespace, Bucket: cfg.Push}); err != nil {

@@ -6,71 +6,84 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/internal/fastjson"
 )
 
 // TaskStoreConfig configures a TaskStore.
 type TaskStoreConfig struct {
-	// Namespace keeps one agent's tasks apart from other agents' in the
-	// shared bucket: replicas of one agent use the same namespace (usually
-	// the agent's name). Required.
-	Namespace string
-	// Bucket is the KV bucket; its default name is TasksBucket.
+	// Log is the log of the agent's tasks, whose messages hold their
+	// snapshots; the store is its namespace's. Required.
+	Log *Log
+	// Bucket is the KV bucket of snapshots written by a2amesh builds that
+	// kept them apart from the log; its default name is TasksBucket. The
+	// store reads a task there when the log has no snapshot of it, and
+	// never writes one there. Bucket.TTL is also how long a snapshot of an
+	// unfinished task is kept (0: until the task ends or is deleted).
 	Bucket BucketConfig
-	// KeepEnded is how long the bucket keeps a task after it ends: a
-	// snapshot in a terminal state is written with this TTL, and the
-	// task is gone when it runs out, whichever replica wrote it and
-	// whether or not that replica still runs. 0 keeps ended tasks until
-	// they are deleted. (An A2A server on these stores need not evict
-	// tasks itself: give it a negative server.Config.Retention.)
+	// KeepEnded is how long a task is kept after it ends: the message that
+	// ends it has this TTL, and the task is gone when it runs out, whichever
+	// replica wrote it and whether or not that replica still runs; at most
+	// the events stream's MaxAge. 0 keeps ended tasks until they are
+	// deleted. (An A2A server on these stores need not evict tasks itself:
+	// give it a negative server.Config.Retention.)
 	KeepEnded time.Duration
 }
 
-// TaskStore is a taskstore.Store on a JetStream KV bucket, so that every
-// replica of an agent reads and writes the same tasks. A task is the key
-// <namespace>.<task id> (each made a key token); its value is the JSON
-// object {"seq": N, "task": <the task's 1.0 JSON>}, and its version is the
-// entry's KV revision, which Update compares and swaps. A value must fit
+// TaskStore is a taskstore.Store whose snapshots live in the log of their
+// tasks, so that every replica of an agent reads and writes the same tasks
+// and a server's commit, its events and the snapshot they lead to, is one
+// acknowledged JetStream write (Commit). Every message a TaskStore writes
+// carries the task's snapshot after its events (the record {"seq": N,
+// "owner": …, "task": <the task's 1.0 JSON>}); a task's version is the
+// stream sequence of its last message, which a write expects (the
+// stream's compare-and-swap). Get reads the last message; List, the last
+// message of each of the namespace's tasks.
+//
+// Retention: a message that leaves its task unfinished never expires
+// (Bucket.TTL, when set, is its TTL), so an unfinished task and its whole
+// log are kept whatever the events stream's age limit; the message that
+// ends a task replaces its others and lives KeepEnded. A message must fit
 // the NATS server's max_payload (1 MiB by default), which bounds how much
-// history and artifacts one task can carry: Create and Update refuse a
-// larger one with ErrTooLarge.
+// history and artifacts one task can carry: writes refuse a larger one with
+// ErrTooLarge.
 type TaskStore struct {
-	kv jetstream.KeyValue
-	js jetstream.JetStream
-	nc *nats.Conn
-	// subjects is the bucket's subject prefix, for writes kv cannot make
-	// (an update with a TTL).
-	subjects  string
-	keepEnded time.Duration
+	log *Log
+	// kv holds the snapshots of builds that wrote them apart from the log.
+	kv        jetstream.KeyValue
+	nc        *nats.Conn
+	keepEnded string // the Nats-TTL of a message that ends its task
+	keepLive  string // and of one that leaves it unfinished
 	// prefix is the namespace's key token and the dot before a task's.
 	prefix string
 }
 
-var _ taskstore.Store = (*TaskStore)(nil)
+var (
+	_ taskstore.Store     = (*TaskStore)(nil)
+	_ taskstore.Committer = (*TaskStore)(nil)
+)
 
-// deleteMarkerTTL is how long the marker a Delete leaves stays in the
-// bucket. Without one, markers would pile up for every task ever deleted,
-// and List, which reads the namespace's markers as well as its tasks,
-// would get slower for good; live watchers see a marker at once, so a
-// short life loses nothing.
+// deleteMarkerTTL is how long the marker a Delete leaves in the bucket
+// stays. Without one, markers would pile up for every task ever deleted.
 const deleteMarkerTTL = time.Minute
 
 // NewTaskStore creates the bucket, or updates its configuration, and
-// returns the store of cfg.Namespace in it. Every replica may call it at
+// returns the store of cfg.Log's namespace. Every replica may call it at
 // once.
 func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConfig) (*TaskStore, error) {
-	if cfg.Namespace == "" {
-		return nil, errors.New("natsstore: a task store needs a namespace")
+	if cfg.Log == nil {
+		return nil, errors.New("natsstore: a task store needs a log")
 	}
 	// ttlKeys lets Delete give its marker a TTL (deleteMarkerTTL).
-	kv, err := ensureKV(ctx, js, TasksBucket, cfg.Bucket, "a2amesh task snapshots: <namespace>.<task id>", true)
+	kv, err := ensureKV(ctx, js, TasksBucket, cfg.Bucket, "a2amesh task snapshots of earlier builds: <namespace>.<task id>", true)
 	if err != nil {
 		return nil, err
 	}
@@ -80,57 +93,142 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 	if cfg.KeepEnded < 0 || cfg.KeepEnded > 0 && cfg.KeepEnded < time.Second {
 		return nil, fmt.Errorf("natsstore: task store: KeepEnded %v is not 0 or at least a second (the smallest JetStream TTL)", cfg.KeepEnded)
 	}
-	return &TaskStore{kv: kv, js: js, nc: js.Conn(), subjects: "$KV." + kv.Bucket() + ".", keepEnded: cfg.KeepEnded,
-		prefix: keyToken(cfg.Namespace) + "."}, nil
+	return &TaskStore{log: cfg.Log, kv: kv, nc: js.Conn(), keepEnded: msgTTL(cfg.KeepEnded), keepLive: msgTTL(cfg.Bucket.TTL),
+		prefix: keyToken(cfg.Log.ns) + "."}, nil
+}
+
+// msgTTL is a Nats-TTL header's value: d, or never for 0.
+func msgTTL(d time.Duration) string {
+	if d <= 0 {
+		return "never"
+	}
+	return d.String()
 }
 
 func (s *TaskStore) key(id string) string { return s.prefix + keyToken(id) }
 
+// Events returns the log the store's commits append to.
+func (s *TaskStore) Events() eventlog.Log { return s.log }
+
 // Create implements taskstore.Store.
 func (s *TaskStore) Create(ctx context.Context, e taskstore.Entry) (uint64, error) {
-	task := e.Task
+	e.Version = 0
+	return s.Commit(ctx, e)
+}
+
+// Update implements taskstore.Store. It writes e.Owner as the task's
+// owner without reading the stored one: the caller's entry must be one Get
+// returned, or made from one.
+func (s *TaskStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
+	if e.Version == 0 {
+		// Only a snapshot of an earlier build, in the bucket, has no
+		// message: the update moves it to the log.
+		if _, err := s.legacy(ctx, e.Task.ID); err != nil {
+			return 0, err
+		}
+		v, err := s.Commit(ctx, e)
+		if errors.Is(err, taskstore.ErrExists) {
+			err = fmt.Errorf("%w: %s changed since it was read", taskstore.ErrConflict, e.Task.ID)
+		}
+		return v, err
+	}
+	return s.Commit(ctx, e)
+}
+
+// Commit implements taskstore.Committer: the events, numbered up to e.Seq,
+// and the snapshot e after them, in one message of the task's log.
+func (s *TaskStore) Commit(ctx context.Context, e taskstore.Entry, events ...a2a.Event) (uint64, error) {
+	if uint64(len(events)) > e.Seq {
+		return 0, fmt.Errorf("natsstore: task %s: %d events cannot lead to event %d", e.Task.ID, len(events), e.Seq)
+	}
+	if len(events) > 0 {
+		if err := eventlog.CheckBatch(e.Task.ID, e.Seq+1-uint64(len(events)), events); err != nil {
+			return 0, err
+		}
+	}
 	ctx, cancel, err := call(ctx, s.nc)
 	if err != nil {
 		return 0, err
 	}
 	defer cancel()
-	value, err := s.encode(e)
+	rec, err := encodeRecord(e)
 	if err != nil {
 		return 0, err
 	}
-	key := s.key(task.ID)
-	var opts []jetstream.KVCreateOpt
-	if ttl := s.ttl(task); ttl > 0 {
-		opts = append(opts, jetstream.KeyTTL(ttl))
+	ttl := s.keepLive
+	if e.Task.Status.State.Terminal() {
+		ttl = s.keepEnded
 	}
-	for attempt := 0; ; attempt++ {
-		rev, err := s.kv.Create(ctx, key, value, opts...)
-		if err == nil {
-			return rev, nil
-		}
-		if !casConflict(err) {
-			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
-		}
-		// Over a delete marker kv.Create writes twice: it learns the
-		// marker's revision from the first failure, then expects it. If
-		// the marker expired in between, the second write fails although
-		// the id is free.
-		if attempt < 2 {
-			if _, err := s.kv.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) {
-				continue
-			}
-		}
-		return 0, fmt.Errorf("%w: %s", taskstore.ErrExists, task.ID)
-	}
+	return s.log.commit(ctx, e, events, rec, ttl)
 }
 
-// Get implements taskstore.Store. The task is decoded afresh on every call.
+// Get implements taskstore.Store. The task is decoded afresh on every
+// call. Its version is the stream sequence of the task's last message; if
+// that message holds no snapshot (events a Log appended alone), the
+// entry is the latest snapshot, and its Seq tells which events are past it.
 func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error) {
 	ctx, cancel, err := call(ctx, s.nc)
 	if err != nil {
 		return taskstore.Entry{}, err
 	}
 	defer cancel()
+	last, err := s.log.last(ctx, s.log.subject(id))
+	switch {
+	case errors.Is(err, eventlog.ErrNotFound):
+		return s.legacy(ctx, id)
+	case err != nil:
+		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, unanswered(ctx, err))
+	}
+	rec := last.snapshot
+	if rec == nil {
+		if rec, err = s.latest(ctx, id, last.streamSeq); err != nil {
+			return taskstore.Entry{}, err
+		}
+		if rec == nil {
+			e, err := s.legacy(ctx, id)
+			e.Version = last.streamSeq
+			return e, err
+		}
+	}
+	e, err := decodeRecord(rec)
+	if err != nil {
+		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, err)
+	}
+	e.Version = last.streamSeq
+	return e, nil
+}
+
+// latest returns the task's latest snapshot record in the messages up to
+// the one numbered upTo; nil if none holds one.
+func (s *TaskStore) latest(ctx context.Context, id string, upTo uint64) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cons, err := s.log.js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{s.log.subject(id)}})
+	if err != nil {
+		return nil, fmt.Errorf("natsstore: task %s: %w", id, err)
+	}
+	var rec []byte
+	for m, err := range messages(ctx, cons) {
+		if err != nil {
+			return nil, fmt.Errorf("natsstore: task %s: %w", id, unanswered(ctx, err))
+		}
+		msg, err := decodeMessage(m.Headers(), m.Data())
+		if err != nil {
+			return nil, fmt.Errorf("natsstore: task %s: %w", id, err)
+		}
+		if msg.snapshot != nil {
+			rec = msg.snapshot
+		}
+		if md, err := m.Metadata(); err != nil || md.Sequence.Stream >= upTo || md.NumPending == 0 {
+			break
+		}
+	}
+	return rec, nil
+}
+
+// legacy reads a task from the bucket of earlier builds; its version is 0,
+// since it has no message.
+func (s *TaskStore) legacy(ctx context.Context, id string) (taskstore.Entry, error) {
 	e, err := s.kv.Get(ctx, s.key(id))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -142,75 +240,7 @@ func (s *TaskStore) Get(ctx context.Context, id string) (taskstore.Entry, error)
 	if err != nil {
 		return taskstore.Entry{}, fmt.Errorf("natsstore: task %s: %w", id, err)
 	}
-	stored.Version = e.Revision()
 	return stored, nil
-}
-
-// Update implements taskstore.Store. It writes e.Owner as the task's
-// owner without reading the stored one: the caller's entry must be one Get
-// returned, or made from one.
-func (s *TaskStore) Update(ctx context.Context, e taskstore.Entry) (uint64, error) {
-	task, prev := e.Task, e.Version
-	ctx, cancel, err := call(ctx, s.nc)
-	if err != nil {
-		return 0, err
-	}
-	defer cancel()
-	key := s.key(task.ID)
-	// No entry has revision 0, and kv.Update expecting 0 would create a
-	// missing key: skip straight to telling conflict from absence.
-	if prev != 0 {
-		value, err := s.encode(e)
-		if err != nil {
-			return 0, err
-		}
-		var rev uint64
-		if ttl := s.ttl(task); ttl > 0 {
-			// kv.Update takes no TTL: the same conditional write, by hand.
-			var ack *jetstream.PubAck
-			ack, err = s.js.PublishMsg(ctx, &nats.Msg{Subject: s.subjects + key, Data: value},
-				jetstream.WithExpectLastSequencePerSubject(prev), jetstream.WithMsgTTL(ttl))
-			if err == nil {
-				rev = ack.Sequence
-			}
-		} else {
-			rev, err = s.kv.Update(ctx, key, value, prev)
-		}
-		if err == nil {
-			return rev, nil
-		}
-		if !casConflict(err) {
-			return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
-		}
-	}
-	// The server answers a missing key and a newer revision alike.
-	cur, err := s.kv.Get(ctx, key)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return 0, fmt.Errorf("%w: %s", taskstore.ErrNotFound, task.ID)
-	case err != nil:
-		return 0, fmt.Errorf("natsstore: task %s: %w", task.ID, unanswered(ctx, err))
-	}
-	return 0, fmt.Errorf("%w: %s is at version %d, not %d", taskstore.ErrConflict, task.ID, cur.Revision(), prev)
-}
-
-// encode makes e's value, refusing with ErrTooLarge one the NATS server
-// would refuse.
-func (s *TaskStore) encode(e taskstore.Entry) ([]byte, error) {
-	value, err := encodeRecord(e)
-	if err != nil {
-		return nil, err
-	}
-	return value, fits(s.nc, len(value)+kvHeaderRoom, func() string { return "task " + e.Task.ID })
-}
-
-// ttl is how long the bucket keeps the snapshot of task: KeepEnded once it
-// has ended; 0 for ever.
-func (s *TaskStore) ttl(task *a2a.Task) time.Duration {
-	if task.Status.State.Terminal() {
-		return s.keepEnded
-	}
-	return 0
 }
 
 // Delete implements taskstore.Store.
@@ -220,6 +250,9 @@ func (s *TaskStore) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer cancel()
+	if err := s.log.Delete(ctx, id); err != nil {
+		return err
+	}
 	// Purge, not Delete: nothing reads a task's old revisions, so the
 	// bucket need not keep them.
 	if err := s.kv.Purge(ctx, s.key(id), jetstream.PurgeTTL(deleteMarkerTTL)); err != nil {
@@ -229,9 +262,9 @@ func (s *TaskStore) Delete(ctx context.Context, id string) error {
 }
 
 // List implements taskstore.Store. Each call reads and decodes every task
-// of the namespace from the server (O(n) in the namespace's tasks, however
-// small the page), then filters, sorts and pages them as taskstore.Memory
-// does.
+// of the namespace from the server (the last message of each, and the
+// bucket of earlier builds: O(n) in the namespace's tasks, however small
+// the page), then filters, sorts and pages them as taskstore.Memory does.
 func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page, error) {
 	ctx, cancel, err := call(ctx, s.nc)
 	if err != nil {
@@ -250,6 +283,9 @@ func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page
 	if err != nil {
 		return taskstore.Page{}, err
 	}
+	if err := s.lastSnapshots(ctx, values); err != nil {
+		return taskstore.Page{}, err
+	}
 	var matched []*a2a.Task
 	for key, value := range values {
 		e, err := decodeRecord(value)
@@ -263,7 +299,47 @@ func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page
 	return taskstore.Paginate(matched, after, q.PageSize), nil
 }
 
-// values returns the current value of every key of the namespace.
+// lastSnapshots puts the snapshot of each of the namespace's tasks in the
+// log in values, by key, over any the bucket holds.
+func (s *TaskStore) lastSnapshots(ctx context.Context, values map[string][]byte) error {
+	// A consumer of no message would wait for one: first, is there any?
+	switch _, err := s.log.stream.GetLastMsgForSubject(ctx, s.log.prefix+">"); {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("natsstore: list tasks: %w", unanswered(ctx, err))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cons, err := s.log.js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{s.log.prefix + ">"}, DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy})
+	if err != nil {
+		return fmt.Errorf("natsstore: list tasks: %w", err)
+	}
+	for m, err := range messages(ctx, cons) {
+		if err != nil {
+			return fmt.Errorf("natsstore: list tasks: %w", unanswered(ctx, err))
+		}
+		msg, err := decodeMessage(m.Headers(), m.Data())
+		if err != nil {
+			return fmt.Errorf("natsstore: list tasks: %s: %w", m.Subject(), err)
+		}
+		if msg.snapshot != nil {
+			values[s.prefix+strings.TrimPrefix(m.Subject(), s.log.prefix)] = msg.snapshot
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("natsstore: list tasks: %w", err)
+		}
+		if md.NumPending == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// values returns the current value of every key of the namespace in the
+// bucket.
 func (s *TaskStore) values(ctx context.Context) (map[string][]byte, error) {
 	// Deletes are not ignored: the watcher would drop them on this side
 	// anyway, and a key deleted while the initial values arrive must go.

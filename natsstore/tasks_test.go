@@ -17,10 +17,11 @@ import (
 	"github.com/a2amesh/a2amesh/natsstore"
 )
 
-func newTaskStore(t *testing.T, js jetstream.JetStream, cfg natsstore.TaskStoreConfig) *natsstore.TaskStore {
+func newTaskStore(t *testing.T, js jetstream.JetStream, ns string, cfg natsstore.TaskStoreConfig) *natsstore.TaskStore {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	cfg.Log = newLog(t, js, ns)
 	s, err := natsstore.NewTaskStore(ctx, js, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +56,7 @@ func TestTaskStoreConformance(t *testing.T) {
 		t.Run(fmt.Sprint("KeepEnded=", keep), func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) taskstore.Store {
 				n++
-				return newTaskStore(t, js, natsstore.TaskStoreConfig{
-					Namespace: "agent",
+				return newTaskStore(t, js, fmt.Sprint("agent", n), natsstore.TaskStoreConfig{
 					Bucket:    natsstore.BucketConfig{Name: fmt.Sprintf("TASKS_%d", n)},
 					KeepEnded: keep,
 				})
@@ -70,7 +70,7 @@ func TestTaskStoreConformance(t *testing.T) {
 func TestEndedTasksExpire(t *testing.T) {
 	const keep = time.Second
 	js := replica(t, natsServer(t))
-	s := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent", KeepEnded: keep})
+	s := newTaskStore(t, js, "agent", natsstore.TaskStoreConfig{KeepEnded: keep})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ended := time.Now()
@@ -113,9 +113,8 @@ func TestTaskStoreReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := natsServer(t)
-	cfg := natsstore.TaskStoreConfig{Namespace: "weather"}
-	a := newTaskStore(t, replica(t, e), cfg)
-	b := newTaskStore(t, replica(t, e), cfg)
+	a := newTaskStore(t, replica(t, e), "weather", natsstore.TaskStoreConfig{})
+	b := newTaskStore(t, replica(t, e), "weather", natsstore.TaskStoreConfig{})
 
 	v1, err := a.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateSubmitted), Seq: 1})
 	if err != nil {
@@ -166,8 +165,8 @@ func TestTaskStoreNamespaces(t *testing.T) {
 	e := natsServer(t)
 	js := replica(t, e)
 	// "agent.x" must not fall under "agent"'s keys.
-	a := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent"})
-	b := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "agent.x"})
+	a := newTaskStore(t, js, "agent", natsstore.TaskStoreConfig{})
+	b := newTaskStore(t, js, "agent.x", natsstore.TaskStoreConfig{})
 	if _, err := a.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +188,7 @@ func TestTaskStoreNamespaces(t *testing.T) {
 		t.Fatalf("List = %v", ids)
 	}
 	if _, err := natsstore.NewTaskStore(ctx, js, natsstore.TaskStoreConfig{}); err == nil {
-		t.Fatal("NewTaskStore without a namespace succeeded")
+		t.Fatal("NewTaskStore without a log succeeded")
 	}
 }
 
@@ -206,7 +205,12 @@ func TestTaskStoreConcurrentCreation(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			s, err := natsstore.NewTaskStore(ctx, jss[i], natsstore.TaskStoreConfig{Namespace: "agent"})
+			l, err := natsstore.NewLog(ctx, jss[i], natsstore.LogConfig{Namespace: "agent"})
+			if err != nil {
+				t.Errorf("NewLog %d: %v", i, err)
+				return
+			}
+			s, err := natsstore.NewTaskStore(ctx, jss[i], natsstore.TaskStoreConfig{Log: l})
 			if err != nil {
 				t.Errorf("NewTaskStore %d: %v", i, err)
 			}
@@ -229,7 +233,7 @@ func TestTaskStoreOddIDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := natsServer(t)
-	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "ünï code/agent"})
+	s := newTaskStore(t, replica(t, e), "ünï code/agent", natsstore.TaskStoreConfig{})
 	ids := []string{"a.b c/ü", "*", ">", "a.>", "=x", "x", "YQ", "tab\tnew\nline", "0192f3c4-7d1e-7a00-8000-1234567890ab"}
 	for i, id := range ids {
 		if _, err := s.Create(ctx, taskstore.Entry{Task: testTask(id, "ctx "+id, a2a.TaskStateWorking), Seq: uint64(i + 1)}); err != nil {
@@ -263,7 +267,7 @@ func TestTaskStoreListMany(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := natsServer(t)
-	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{Namespace: "agent", Bucket: natsstore.BucketConfig{Memory: true}})
+	s := newTaskStore(t, replica(t, e), "agent", natsstore.TaskStoreConfig{Bucket: natsstore.BucketConfig{Memory: true}})
 	const n = 600
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
@@ -328,8 +332,7 @@ func TestTaskStoreTTL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := natsServer(t)
-	s := newTaskStore(t, replica(t, e), natsstore.TaskStoreConfig{
-		Namespace: "agent",
+	s := newTaskStore(t, replica(t, e), "agent", natsstore.TaskStoreConfig{
 		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: ttl, Memory: true},
 	})
 	written := time.Now()

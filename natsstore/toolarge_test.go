@@ -37,11 +37,8 @@ func TestTooLarge(t *testing.T) {
 		tk.Status.Message = a2a.NewTextMessage(a2a.RoleAgent, huge)
 		return tk
 	}
-	small, err := a.Tasks.Create(ctx, taskstore.Entry{Task: testTask("small", "c", a2a.TaskStateWorking), Seq: 1})
+	small, err := a.Tasks.Commit(ctx, taskstore.Entry{Task: testTask("small", "c", a2a.TaskStateWorking), Seq: 1}, testTask("small", "c", a2a.TaskStateWorking))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Log.Append(ctx, "small", 1, testTask("small", "c", a2a.TaskStateWorking)); err != nil {
 		t.Fatal(err)
 	}
 	bigConfig := pushConfig("small", "p")

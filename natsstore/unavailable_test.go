@@ -26,7 +26,7 @@ func TestStoresFailFastWhileNATSIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := replica(t, e)
-	tasks := newTaskStore(t, js, natsstore.TaskStoreConfig{Namespace: "weather"})
+	tasks := newTaskStore(t, js, "weather", natsstore.TaskStoreConfig{})
 	pushes, err := natsstore.NewPushStore(ctx, js, natsstore.PushStoreConfig{Namespace: "weather"})
 	if err != nil {
 		t.Fatal(err)

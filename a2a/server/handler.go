@@ -37,7 +37,9 @@ type Config struct {
 	ExtendedCard *a2a.AgentCard
 	Executor     AgentExecutor
 
-	// Tasks, Events and PushConfigs default to in-memory stores.
+	// Tasks, Events and PushConfigs default to in-memory stores. A Tasks
+	// that is a taskstore.Committer holds the events too: Events then
+	// defaults to, and must be, its Events(), and each commit is one write.
 	Tasks       taskstore.Store
 	Events      eventlog.Log
 	PushConfigs push.ConfigStore
@@ -95,6 +97,7 @@ type Handler struct {
 	exec     AgentExecutor
 	tasks    taskstore.Store
 	events   eventlog.Log
+	journal  taskstore.Committer // tasks, when it holds events too
 	pushCfgs push.ConfigStore
 	sender   *push.Sender
 	replicas Replicas
@@ -150,6 +153,15 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.tasks == nil {
 		h.tasks = new(taskstore.Memory)
+	}
+	if c, ok := h.tasks.(taskstore.Committer); ok {
+		if h.events == nil {
+			h.events = c.Events()
+		}
+		if h.events != c.Events() {
+			return nil, errors.New("server: Config.Tasks commits to its own event log: Config.Events must be that log")
+		}
+		h.journal = c
 	}
 	if h.events == nil {
 		h.events = new(eventlog.Memory)

@@ -375,7 +375,9 @@ func foldAll(t *a2a.Task, evs []a2a.Event) (*a2a.Task, error) {
 
 // writeLocked logs evs, already folded into next, as the events after
 // *cur (the first when cur has no Task) and stores next as the snapshot,
-// under s.mu. The log is written first: it is the record of what happened,
+// under s.mu: in one write when the task store holds the log too
+// (taskstore.Committer), whose version check catches a writer elsewhere.
+// Otherwise the log is written first: it is the record of what happened,
 // and its sequence check catches a writer elsewhere that got there first,
 // after which evs are folded into that writer's task instead; the store
 // then follows the log. It returns the number evs got.
@@ -393,40 +395,51 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 	}
 	for attempt := 0; ; attempt++ {
 		seq := cur.Seq + 1
-		err := retry(func() error { return h.events.Append(ctx, id, seq, evs...) })
-		if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 && cur.Task != nil && rebase {
-			// Someone else wrote the task: start again from its state.
-			var fresh taskstore.Entry
-			err := h.outlast(func() (err error) { fresh, err = h.load(ctx, id); return err })
-			if err != nil {
-				return 0, storeError{fmt.Errorf("reload task %s: %w", id, err)}
-			}
-			*cur = fresh
-			if next, err = foldAll(fresh.Task, evs); err != nil {
-				return 0, err
-			}
-			continue
-		}
-		if err != nil {
-			return 0, storeError{fmt.Errorf("log event %d of task %s: %w", seq, id, err)}
-		}
 		last := seq + uint64(len(evs)) - 1
 		stored := taskstore.Entry{Task: next, Seq: last, Owner: cur.Owner}
-		if cur.Task == nil {
-			err = retry(func() (err error) { stored.Version, err = h.tasks.Create(ctx, stored); return err })
-		} else {
-			err = h.outlast(func() (err error) {
-				stored.Version, err = h.tasks.Update(ctx, taskstore.Entry{Task: next, Seq: last, Version: cur.Version, Owner: cur.Owner})
+		var err error
+		if h.journal != nil {
+			// One write: the events and the snapshot they lead to.
+			err = retry(func() (err error) {
+				stored.Version, err = h.journal.Commit(ctx, taskstore.Entry{Task: next, Seq: last, Version: cur.Version, Owner: cur.Owner}, evs...)
 				return err
 			})
-		}
-		if errors.Is(err, taskstore.ErrConflict) || errors.Is(err, taskstore.ErrExists) {
-			// Another replica stored the task since it was read, or a
-			// write retried after its answer was lost had been stored.
-			err = h.outlast(func() (err error) { stored, err = h.restore(ctx, id, last); return err })
-		}
-		if err != nil {
-			return 0, storeError{fmt.Errorf("store task %s at event %d: %w", id, last, err)}
+			if errors.Is(err, taskstore.ErrConflict) && attempt == 0 && cur.Task != nil && rebase {
+				if next, err = h.rebase(ctx, cur, evs); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			if err != nil {
+				return 0, storeError{fmt.Errorf("commit event %d of task %s: %w", seq, id, err)}
+			}
+		} else {
+			err = retry(func() error { return h.events.Append(ctx, id, seq, evs...) })
+			if (errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed)) && attempt == 0 && cur.Task != nil && rebase {
+				if next, err = h.rebase(ctx, cur, evs); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			if err != nil {
+				return 0, storeError{fmt.Errorf("log event %d of task %s: %w", seq, id, err)}
+			}
+			if cur.Task == nil {
+				err = retry(func() (err error) { stored.Version, err = h.tasks.Create(ctx, stored); return err })
+			} else {
+				err = h.outlast(func() (err error) {
+					stored.Version, err = h.tasks.Update(ctx, taskstore.Entry{Task: next, Seq: last, Version: cur.Version, Owner: cur.Owner})
+					return err
+				})
+			}
+			if errors.Is(err, taskstore.ErrConflict) || errors.Is(err, taskstore.ErrExists) {
+				// Another replica stored the task since it was read, or a
+				// write retried after its answer was lost had been stored.
+				err = h.outlast(func() (err error) { stored, err = h.restore(ctx, id, last); return err })
+			}
+			if err != nil {
+				return 0, storeError{fmt.Errorf("store task %s at event %d: %w", id, last, err)}
+			}
 		}
 		var wasState a2a.TaskState
 		if cur.Task != nil {
@@ -445,6 +458,19 @@ func (h *Handler) writeLocked(ctx context.Context, s *slot, cur *taskstore.Entry
 		}
 		return seq, nil
 	}
+}
+
+// rebase reloads the task into *cur after someone else wrote it, and
+// returns evs folded into it.
+func (h *Handler) rebase(ctx context.Context, cur *taskstore.Entry, evs []a2a.Event) (*a2a.Task, error) {
+	id := cur.Task.ID
+	var fresh taskstore.Entry
+	err := h.outlast(func() (err error) { fresh, err = h.load(ctx, id); return err })
+	if err != nil {
+		return nil, storeError{fmt.Errorf("reload task %s: %w", id, err)}
+	}
+	*cur = fresh
+	return foldAll(fresh.Task, evs)
 }
 
 // The classes of task states the Handler's accounting tells apart.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/eventlog"
 )
 
 // Errors a Store returns; test with errors.Is.
@@ -137,4 +138,20 @@ func ParseToken(token string) (Cursor, error) {
 		return Cursor{}, fmt.Errorf("%w: %q is not one this server issued", ErrInvalidPageToken, token)
 	}
 	return Cursor{Time: time.Unix(0, n).UTC(), ID: id}, nil
+}
+
+// Committer is a Store that also holds its tasks' event logs, so that a
+// server commits a task's new events and the snapshot they lead to in one
+// write instead of two (the log's, then the store's).
+type Committer interface {
+	Store
+	// Commit appends events to the task's log, numbered up to e.Seq, and
+	// stores e as the task's snapshot, if the stored version is still
+	// e.Version (0: the task must not exist yet; it fails with ErrExists
+	// if it does), all or nothing; otherwise it fails with ErrConflict,
+	// or ErrNotFound if the task is gone. With no events it is Create or
+	// Update. Events() returns the log, which a server must read the
+	// task's events from.
+	Commit(ctx context.Context, e Entry, events ...a2a.Event) (version uint64, err error)
+	Events() eventlog.Log
 }
