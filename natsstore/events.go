@@ -62,6 +62,9 @@ type EventsConfig struct {
 	Replicas int
 }
 
+// defaultMaxAge is EventsConfig.MaxAge's default.
+const defaultMaxAge = 24 * time.Hour
+
 // EnsureEventsStream creates the events stream, or updates it to cfg. It is
 // safe to call from every process at once.
 func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsConfig) error {
@@ -69,7 +72,7 @@ func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsC
 		return fmt.Errorf("natsstore: events stream: negative limit (max age %v, max per task %d)", cfg.MaxAge, cfg.MaxPerTask)
 	}
 	if cfg.MaxAge == 0 {
-		cfg.MaxAge = 24 * time.Hour
+		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.Replicas == 0 {
 		cfg.Replicas = 1

@@ -16,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func natsServer(t *testing.T) *embedded.Server {
+func natsServer(t testing.TB) *embedded.Server {
 	t.Helper()
 	e, err := embedded.Start(embedded.Config{Dir: t.TempDir(), Port: -1})
 	if err != nil {
@@ -28,7 +28,7 @@ func natsServer(t *testing.T) *embedded.Server {
 
 // replica opens a connection of its own to e, as a replica of an agent
 // would, closed when the test ends; js.Conn() is the connection.
-func replica(t *testing.T, e *embedded.Server) jetstream.JetStream {
+func replica(t testing.TB, e *embedded.Server) jetstream.JetStream {
 	t.Helper()
 	nc, js, err := natsstore.Connect(t.Context(), e.URL(), t.Name(), nil)
 	if err != nil {

@@ -2,6 +2,7 @@ package natsstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,6 +69,7 @@ type Log struct {
 	// conflict.
 	writer string
 	tel    *telemetry.Telemetry
+	maxAge time.Duration // the events stream's age limit
 
 	mu    sync.Mutex
 	heads map[string]logHead // tasks this Log is writing
@@ -112,7 +114,7 @@ func NewLog(ctx context.Context, js jetstream.JetStream, cfg LogConfig) (*Log, e
 	if strings.ContainsFunc(cfg.Replica, unicode.IsControl) || strings.TrimSpace(cfg.Replica) != cfg.Replica {
 		return nil, fmt.Errorf("natsstore: replica name %q: a message header cannot hold its control characters or surrounding spaces", cfg.Replica)
 	}
-	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, tel: cfg.Telemetry, ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
+	return &Log{js: js, nc: js.Conn(), stream: stream, writer: cfg.Replica, tel: cfg.Telemetry, maxAge: cmp.Or(cfg.Events.MaxAge, defaultMaxAge), ns: cfg.Namespace, prefix: EventsSubjectPrefix + keyToken(cfg.Namespace) + ".",
 		heads: map[string]logHead{}}, nil
 }
 
@@ -284,7 +286,8 @@ func (l *Log) forget(taskID string) {
 // sequence. ttl is the message's Nats-TTL. A message that ends the task
 // replaces the task's other messages (a rollup) and carries its whole log
 // when its writer can gather it and it fits, so that followers behind it
-// and later readers miss no event. It fails with taskstore.ErrExists
+// and later readers miss no event. ttl "" leaves the message to the
+// stream's age limit. It fails with taskstore.ErrExists
 // (e.Version 0), ErrNotFound (no message) or ErrConflict (another one is
 // the task's last).
 func (l *Log) commit(ctx context.Context, e taskstore.Entry, events []a2a.Event, rec []byte, ttl string) (uint64, error) {
@@ -323,13 +326,19 @@ func (l *Log) commit(ctx context.Context, e taskstore.Entry, events []a2a.Event,
 			delete(msg.Header, HeaderCommit)
 		}
 	}
-	msg.Header[jetstream.MsgTTLHeader] = []string{ttl}
+	if ttl != "" {
+		msg.Header[jetstream.MsgTTLHeader] = []string{ttl}
+	}
 	var earlier []byte
 	if ended {
 		msg.Header[headerEnded] = []string{"true"}
-		msg.Header[jetstream.MsgRollup] = []string{jetstream.MsgRollupSubject}
-		if first > 1 {
-			earlier = l.earlier(ctx, taskID, head, known, e.Version, first)
+		if e.Version != 0 {
+			// Rolling up costs the server a purge: only a task that has
+			// messages needs one.
+			msg.Header[jetstream.MsgRollup] = []string{jetstream.MsgRollupSubject}
+			if first > 1 {
+				earlier = l.earlier(ctx, taskID, head, known, e.Version, first)
+			}
 		}
 	}
 	build(earlier)
@@ -482,7 +491,7 @@ func (l *Log) last(ctx context.Context, subject string) (logEntry, error) {
 	if err != nil {
 		return logEntry{}, fmt.Errorf("natsstore: last event of %s: %w", subject, unanswered(ctx, err))
 	}
-	msg, err := decodeMessage(m.Header, m.Data)
+	msg, err := readMessage(m.Header, m.Data, decodeLast)
 	if err != nil {
 		return logEntry{}, err
 	}
@@ -510,6 +519,19 @@ type logMessage struct {
 // numbered by the A2A-Seq header; with an A2A-Events header, that many
 // events and then the task's snapshot record on the last line.
 func decodeMessage(h nats.Header, data []byte) (logMessage, error) {
+	return readMessage(h, data, decodeAll)
+}
+
+// What readMessage decodes of a message's events: those it leaves out
+// are entries without an Event.
+const (
+	decodeAll = iota
+	decodeLast
+	decodeNone
+)
+
+// readMessage is decodeMessage, decoding only the events what says.
+func readMessage(h nats.Header, data []byte, what int) (logMessage, error) {
 	seq, err := strconv.ParseUint(h.Get(HeaderSeq), 10, 64)
 	if err != nil {
 		return logMessage{}, fmt.Errorf("natsstore: event without a sequence: %w", err)
@@ -535,9 +557,11 @@ func decodeMessage(h nats.Header, data []byte) (logMessage, error) {
 		if count >= 0 && !more {
 			return logMessage{}, fmt.Errorf("natsstore: message of %d events and a snapshot ends after event %d", count, seq)
 		}
-		ev, err := decodeEvent(line)
-		if err != nil {
-			return logMessage{}, fmt.Errorf("natsstore: event %d: %w", seq, err)
+		var ev a2a.Event
+		if what == decodeAll || what == decodeLast && (count < 0 && !more || len(m.entries) == count-1) {
+			if ev, err = decodeEvent(line); err != nil {
+				return logMessage{}, fmt.Errorf("natsstore: event %d: %w", seq, err)
+			}
 		}
 		m.entries = append(m.entries, eventlog.Entry{Seq: seq, Event: ev})
 		seq++

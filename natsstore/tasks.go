@@ -31,10 +31,12 @@ type TaskStoreConfig struct {
 	Bucket BucketConfig
 	// KeepEnded is how long a task is kept after it ends: the message that
 	// ends it has this TTL, and the task is gone when it runs out, whichever
-	// replica wrote it and whether or not that replica still runs; at most
-	// the events stream's MaxAge. 0 keeps ended tasks until they are
-	// deleted. (An A2A server on these stores need not evict tasks itself:
-	// give it a negative server.Config.Retention.)
+	// replica wrote it and whether or not that replica still runs. It is
+	// at most the events stream's MaxAge, and 0 means that: an ended task
+	// is kept as long as events are. Keeping ended tasks as long as events
+	// also costs the NATS server the least, since it then removes them in
+	// order, with the events. (An A2A server on these stores need not
+	// evict tasks itself: give it a negative server.Config.Retention.)
 	KeepEnded time.Duration
 }
 
@@ -93,7 +95,14 @@ func NewTaskStore(ctx context.Context, js jetstream.JetStream, cfg TaskStoreConf
 	if cfg.KeepEnded < 0 || cfg.KeepEnded > 0 && cfg.KeepEnded < time.Second {
 		return nil, fmt.Errorf("natsstore: task store: KeepEnded %v is not 0 or at least a second (the smallest JetStream TTL)", cfg.KeepEnded)
 	}
-	return &TaskStore{log: cfg.Log, kv: kv, nc: js.Conn(), keepEnded: msgTTL(cfg.KeepEnded), keepLive: msgTTL(cfg.Bucket.TTL),
+	keepEnded := msgTTL(cfg.KeepEnded)
+	if cfg.KeepEnded == 0 || cfg.KeepEnded >= cfg.Log.maxAge {
+		// The stream's age limit removes the message as soon: left to
+		// it, which removes messages in order, the server spends far less
+		// than on a TTL, which removes them one by one (a tombstone each).
+		keepEnded = ""
+	}
+	return &TaskStore{log: cfg.Log, kv: kv, nc: js.Conn(), keepEnded: keepEnded, keepLive: msgTTL(cfg.Bucket.TTL),
 		prefix: keyToken(cfg.Log.ns) + "."}, nil
 }
 
@@ -212,7 +221,7 @@ func (s *TaskStore) latest(ctx context.Context, id string, upTo uint64) ([]byte,
 		if err != nil {
 			return nil, fmt.Errorf("natsstore: task %s: %w", id, unanswered(ctx, err))
 		}
-		msg, err := decodeMessage(m.Headers(), m.Data())
+		msg, err := readMessage(m.Headers(), m.Data(), decodeNone)
 		if err != nil {
 			return nil, fmt.Errorf("natsstore: task %s: %w", id, err)
 		}
@@ -320,7 +329,7 @@ func (s *TaskStore) lastSnapshots(ctx context.Context, values map[string][]byte)
 		if err != nil {
 			return fmt.Errorf("natsstore: list tasks: %w", unanswered(ctx, err))
 		}
-		msg, err := decodeMessage(m.Headers(), m.Data())
+		msg, err := readMessage(m.Headers(), m.Data(), decodeNone)
 		if err != nil {
 			return fmt.Errorf("natsstore: list tasks: %s: %w", m.Subject(), err)
 		}

@@ -61,8 +61,10 @@ func stateCmd(args []string) error {
 	js := &target{name: "JetStream stores", bin: *echo, addr: "127.0.0.1:19212", path: "/"}
 	replica := &target{name: "JetStream replica B", bin: *echo, addr: "127.0.0.1:19213", path: "/"}
 	mem.args = echoArgs(mem.addr)
-	js.args = echoArgs(js.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m")
-	replica.args = echoArgs(replica.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m")
+	// Ended tasks are kept as long as events, as the floors keep what they
+	// publish: the stream removes both by age, in order.
+	js.args = echoArgs(js.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m", "--retention", "1m")
+	replica.args = echoArgs(replica.addr, "--state", "nats", "--nats", url, "--events-max-age", "1m", "--retention", "1m")
 	measured := []*target{mem, js}
 	if *floor != "" {
 		for i, name := range []string{"floor: 1 publish/commit", "floor: 2 publishes/commit"} {
