@@ -40,6 +40,7 @@ func stateCmd(args []string) error {
 	maxReq := fs.Int("max", 2_000_000, "request cap per measurement")
 	followers := fs.Int("followers", 8, "concurrent tasks followed from the other replica in the delay measurement")
 	delayFor := fs.Duration("delay-duration", 20*time.Second, "how long to measure the cross-replica delay (0 skips it)")
+	natsCPUs := fs.String("nats-cpus", "", "CPUs the NATS server runs on (taskset -c list), as in a deployment that gives it cores of its own; run a2aload itself under taskset on the others (empty: NATS shares every CPU)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +54,10 @@ func stateCmd(args []string) error {
 		return err
 	}
 	nats := &target{name: "nats-server", bin: self, addr: "127.0.0.1:19210", args: []string{"nats-server", "--port", "19210", "--dir", dir}}
+	if *natsCPUs != "" {
+		// taskset execs the server: its pid, whose CPU is measured, stays.
+		nats.bin = "taskset -c " + *natsCPUs + " " + self
+	}
 	url := "nats://" + nats.addr
 	echoArgs := func(addr string, extra ...string) []string {
 		return append([]string{"--addr", addr, "--retention", "5s", "--log-level", "warn"}, extra...)
