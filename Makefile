@@ -72,6 +72,7 @@ FUZZ_TARGETS := \
 	./bridge:FuzzSplitOwner \
 	./adk/tool/calc:FuzzEval \
 	./gateway:FuzzParseTopology \
+	./natsstore:FuzzLogMessage \
 	./a2a/auth:FuzzJWT:30000x \
 	./a2a/cardsign:FuzzCanonicalize \
 	./a2a/cardsign:FuzzVerify:30000x \
