@@ -320,47 +320,46 @@ func (r *Replicas) sweep(ctx context.Context, h ReplicaHandler) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	// One pass over the agent's tasks: a List per state and page would
+	// read every task each time.
+	var unfinished []*a2a.Task
+	if err := r.cfg.Tasks.each(ctx, func(e taskstore.Entry) {
+		switch e.Task.Status.State {
+		case a2a.TaskStateWorking, a2a.TaskStateSubmitted, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+			unfinished = append(unfinished, e.Task)
+		}
+	}); err != nil {
+		return err
+	}
 	dead := map[string]bool{}
-	for _, state := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateSubmitted, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired} {
-		q := taskstore.Query{State: state, PageSize: 100}
-		for {
-			page, err := r.cfg.Tasks.List(ctx, q)
+	for _, t := range unfinished {
+		state := t.Status.State
+		writer, err := r.cfg.Log.LastWriter(ctx, t.ID)
+		if err != nil || writer == "" || writer == r.cfg.Replica {
+			continue
+		}
+		gone, seen := dead[writer]
+		if !seen {
+			up, err := r.alive(ctx, writer)
 			if err != nil {
 				return err
 			}
-			for _, t := range page.Tasks {
-				writer, err := r.cfg.Log.LastWriter(ctx, t.ID)
-				if err != nil || writer == "" || writer == r.cfg.Replica {
-					continue
-				}
-				gone, seen := dead[writer]
-				if !seen {
-					up, err := r.alive(ctx, writer)
-					if err != nil {
-						return err
-					}
-					gone, dead[writer] = !up, !up
-				}
-				switch {
-				case gone && state.Interrupted():
-					// Any replica resumes it from its checkpoint; until
-					// then, it may wait only so long.
-					if err := h.ExpireWaiting(ctx, t.ID, t.Status.Timestamp); err != nil {
-						r.cfg.Logger.Warn("natsstore: expire a task left waiting for input", "task", t.ID, "err", err)
-					}
-				case gone:
-					reason := fmt.Sprintf("the replica running this task (%s) stopped before it finished", writer)
-					if err := h.FailOrphan(ctx, t.ID, reason); err != nil {
-						r.cfg.Logger.Warn("natsstore: fail an orphaned task", "task", t.ID, "err", err)
-					} else {
-						r.cfg.Logger.Info("natsstore: failed an orphaned task", "task", t.ID, "replica", writer)
-					}
-				}
+			gone, dead[writer] = !up, !up
+		}
+		switch {
+		case gone && state.Interrupted():
+			// Any replica resumes it from its checkpoint; until
+			// then, it may wait only so long.
+			if err := h.ExpireWaiting(ctx, t.ID, t.Status.Timestamp); err != nil {
+				r.cfg.Logger.Warn("natsstore: expire a task left waiting for input", "task", t.ID, "err", err)
 			}
-			if page.NextPageToken == "" {
-				break
+		case gone:
+			reason := fmt.Sprintf("the replica running this task (%s) stopped before it finished", writer)
+			if err := h.FailOrphan(ctx, t.ID, reason); err != nil {
+				r.cfg.Logger.Warn("natsstore: fail an orphaned task", "task", t.ID, "err", err)
+			} else {
+				r.cfg.Logger.Info("natsstore: failed an orphaned task", "task", t.ID, "replica", writer)
 			}
-			q.PageToken = page.NextPageToken
 		}
 	}
 	return nil

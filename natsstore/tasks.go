@@ -288,24 +288,36 @@ func (s *TaskStore) List(ctx context.Context, q taskstore.Query) (taskstore.Page
 		}
 		after = &c
 	}
-	values, err := s.values(ctx)
-	if err != nil {
-		return taskstore.Page{}, err
-	}
-	if err := s.lastSnapshots(ctx, values); err != nil {
-		return taskstore.Page{}, err
-	}
 	var matched []*a2a.Task
-	for key, value := range values {
-		e, err := decodeRecord(value)
-		if err != nil {
-			return taskstore.Page{}, fmt.Errorf("natsstore: task key %s: %w", key, err)
-		}
+	err = s.each(ctx, func(e taskstore.Entry) {
 		if q.Matches(e) {
 			matched = append(matched, e.Task)
 		}
+	})
+	if err != nil {
+		return taskstore.Page{}, err
 	}
 	return taskstore.Paginate(matched, after, q.PageSize), nil
+}
+
+// each calls fn with every task of the namespace, read from the server:
+// one pass over their last messages and the bucket of earlier builds.
+func (s *TaskStore) each(ctx context.Context, fn func(taskstore.Entry)) error {
+	values, err := s.values(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.lastSnapshots(ctx, values); err != nil {
+		return err
+	}
+	for key, value := range values {
+		e, err := decodeRecord(value)
+		if err != nil {
+			return fmt.Errorf("natsstore: task key %s: %w", key, err)
+		}
+		fn(e)
+	}
+	return nil
 }
 
 // lastSnapshots puts the snapshot of each of the namespace's tasks in the
