@@ -132,13 +132,16 @@ func readSendConfig(r *fastjson.Reader, v *SendMessageConfiguration) {
 		case "returnImmediately":
 			r.Seen(&seen, 4)
 			r.Bool(&v.ReturnImmediately)
+		case "ifGenerationMatch":
+			r.Seen(&seen, 8)
+			v.IfGenerationMatch = readGenerationPtr(r)
 		case "taskPushNotificationConfig":
 			// Rare on the hot path: encoding/json reads it.
 			if !r.Null() {
 				r.Fail()
 			}
 		default:
-			r.Unknown(key, "acceptedOutputModes", "historyLength", "returnImmediately", "taskPushNotificationConfig")
+			r.Unknown(key, "acceptedOutputModes", "historyLength", "returnImmediately", "ifGenerationMatch", "taskPushNotificationConfig")
 		}
 	}
 }
@@ -168,10 +171,31 @@ func readTask(r *fastjson.Reader, v *Task) {
 		case "metadata":
 			r.Seen(&seen, 32)
 			v.Metadata = r.Map()
+		case "generation":
+			r.Seen(&seen, 64)
+			readGeneration(r, &v.Generation)
 		default:
-			r.Unknown(key, "id", "contextId", "status", "artifacts", "history", "metadata")
+			r.Unknown(key, "id", "contextId", "status", "artifacts", "history", "metadata", "generation")
 		}
 	}
+}
+
+// readGeneration hands the raw value to Generation, null included, as
+// encoding/json does.
+func readGeneration(r *fastjson.Reader, g *Generation) {
+	if raw := r.Raw(); raw != nil && g.UnmarshalJSON(raw) != nil {
+		r.Fail()
+	}
+}
+
+// readGenerationPtr reads a *Generation member: null gives nil.
+func readGenerationPtr(r *fastjson.Reader) *Generation {
+	if r.Null() {
+		return nil
+	}
+	g := new(Generation)
+	readGeneration(r, g)
+	return g
 }
 
 // readSlice reads a []T member: null gives nil, [] an empty slice.
@@ -370,8 +394,11 @@ func readStatusUpdate(r *fastjson.Reader, v *TaskStatusUpdateEvent) {
 		case "metadata":
 			r.Seen(&seen, 8)
 			v.Metadata = r.Map()
+		case "generation":
+			r.Seen(&seen, 16)
+			readGeneration(r, &v.Generation)
 		default:
-			r.Unknown(key, "taskId", "contextId", "status", "metadata")
+			r.Unknown(key, "taskId", "contextId", "status", "metadata", "generation")
 		}
 	}
 }
@@ -401,8 +428,11 @@ func readArtifactUpdate(r *fastjson.Reader, v *TaskArtifactUpdateEvent) {
 		case "metadata":
 			r.Seen(&seen, 32)
 			v.Metadata = r.Map()
+		case "generation":
+			r.Seen(&seen, 64)
+			readGeneration(r, &v.Generation)
 		default:
-			r.Unknown(key, "taskId", "contextId", "artifact", "append", "lastChunk", "metadata")
+			r.Unknown(key, "taskId", "contextId", "artifact", "append", "lastChunk", "metadata", "generation")
 		}
 	}
 }

@@ -10,15 +10,19 @@ import (
 
 // decodeSeeds are 1.0 payloads of every shape the fast decoder reads.
 var decodeSeeds = []string{
-	`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"},{"raw":"aGk=","mediaType":"x/y","filename":"f"},{"url":"u"},{"data":{"a":[1,null]}}],"metadata":{"k":{"n":1.5}}},"configuration":{"acceptedOutputModes":["text/plain"],"historyLength":0,"returnImmediately":true},"metadata":{"x":"y"},"tenant":"t"}`,
-	`{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2025-01-01T00:00:00Z"},"history":[{"messageId":"m","role":2,"parts":[]}],"artifacts":[{"artifactId":"a","name":"n","description":"d","parts":[{"text":""}],"extensions":["e"]}],"metadata":{}}}`,
-	`{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":5,"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}],"referenceTaskIds":["a"],"extensions":null}},"metadata":{"a2amesh.adk.result":{}}}}`,
-	`{"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"","metadata":{"m":true}}]},"append":true,"lastChunk":false}}`,
+	`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"},{"raw":"aGk=","mediaType":"x/y","filename":"f"},{"url":"u"},{"data":{"a":[1,null]}}],"metadata":{"k":{"n":1.5}}},"configuration":{"acceptedOutputModes":["text/plain"],"historyLength":0,"returnImmediately":true,"ifGenerationMatch":"3"},"metadata":{"x":"y"},"tenant":"t"}`,
+	`{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2025-01-01T00:00:00Z"},"history":[{"messageId":"m","role":2,"parts":[]}],"artifacts":[{"artifactId":"a","name":"n","description":"d","parts":[{"text":""}],"extensions":["e"]}],"metadata":{},"generation":7}}`,
+	`{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":5,"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}],"referenceTaskIds":["a"],"extensions":null}},"metadata":{"a2amesh.adk.result":{}},"generation":"12"}}`,
+	`{"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"","metadata":{"m":true}}]},"append":true,"lastChunk":false,"generation":null}}`,
 	`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":null}],"kind":"message"}}`,
 	`{"parts":[{"raw":"-_-_"}]}`, `{"message":null}`, `{}`, `null`,
 	`{"status":{"state":"TASK_STATE_UNSPECIFIED","timestamp":null},"id":"\u00e9"}`,
 	`{"messageId":"m","role":"ROLE_USER","parts":[{"text":"a","url":"b"}]}`,
 	`{"messageId":"m","Role":"ROLE_USER"}`, `{"task":{"id":"a"},"task":{"contextId":"b"}}`,
+	`{"task":{"generation":1.5}}`, `{"task":{"generation":"x"}}`, `{"statusUpdate":{"generation":true}}`,
+	`{"task":{"generation":1,"Generation":2}}`, `{"artifactUpdate":{"generation":"-1"}}`,
+	`{"configuration":{"ifGenerationMatch":null}}`, `{"configuration":{"ifGenerationMatch":"9223372036854775808"}}`,
+	`{"generation":9223372036854775807}`,
 }
 
 // TestFastDecodeTakesSeeds keeps the fast path honest: the ordinary

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/a2amesh/a2amesh/internal/fastjson"
@@ -142,7 +143,17 @@ func appendTask(dst []byte, t *Task) ([]byte, error) {
 	if dst, err = appendMetadata(dst, t.Metadata); err != nil {
 		return dst, err
 	}
+	dst = appendGeneration(dst, t.Generation)
 	return append(dst, '}'), nil
+}
+
+// appendGeneration writes ,"generation":n for a known generation.
+func appendGeneration(dst []byte, g Generation) []byte {
+	if g == 0 {
+		return dst
+	}
+	dst = append(dst, `,"generation":`...)
+	return strconv.AppendInt(dst, int64(g), 10)
 }
 
 func appendStatus(dst []byte, s *TaskStatus) ([]byte, error) {
@@ -236,6 +247,7 @@ func appendStatusUpdate(dst []byte, e *TaskStatusUpdateEvent) ([]byte, error) {
 	if dst, err = appendMetadata(dst, e.Metadata); err != nil {
 		return dst, err
 	}
+	dst = appendGeneration(dst, e.Generation)
 	return append(dst, '}'), nil
 }
 
@@ -258,6 +270,7 @@ func appendArtifactUpdate(dst []byte, e *TaskArtifactUpdateEvent) ([]byte, error
 	if dst, err = appendMetadata(dst, e.Metadata); err != nil {
 		return dst, err
 	}
+	dst = appendGeneration(dst, e.Generation)
 	return append(dst, '}'), nil
 }
 

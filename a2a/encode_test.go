@@ -45,6 +45,10 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		&TaskArtifactUpdateEvent{},
 		StreamResponse{Task: task}, StreamResponse{}, &StreamResponse{Message: &task.History[0]},
 		StreamResponse{StatusUpdate: &TaskStatusUpdateEvent{}, ArtifactUpdate: &TaskArtifactUpdateEvent{}},
+		&Task{ID: "t", Generation: 7}, &Task{Generation: -1},
+		&TaskStatusUpdateEvent{TaskID: "t", Metadata: map[string]any{"k": 1}, Generation: 1 << 53},
+		&TaskArtifactUpdateEvent{TaskID: "t", LastChunk: true, Generation: 3},
+		&SendMessageRequest{Message: &task.History[0], Configuration: &SendMessageConfiguration{IfGenerationMatch: new(Generation(4))}},
 	}
 	for _, v := range values {
 		want := stdJSON(t, v)

@@ -8,8 +8,8 @@ import (
 )
 
 // ErrorCode is a JSON-RPC error code: the standard JSON-RPC codes and the
-// A2A-specific ones (-32001 to -32009). gRPC and HTTP bindings map them to
-// their own status codes.
+// A2A-specific ones (-32001 to -32009, and -32010 of the 1.1 draft). gRPC
+// and HTTP bindings map them to their own status codes.
 type ErrorCode int
 
 // The error codes of JSON-RPC 2.0 and A2A.
@@ -29,6 +29,12 @@ const (
 	CodeExtendedAgentCardNotConfigured ErrorCode = -32007
 	CodeExtensionSupportRequired       ErrorCode = -32008
 	CodeVersionNotSupported            ErrorCode = -32009
+	// CodeTaskGenerationMismatch refuses a message whose
+	// SendMessageConfiguration.IfGenerationMatch is not the task's
+	// generation (gRPC ABORTED, HTTP 409): the A2A 1.1 draft's
+	// TaskGenerationMismatchError, which a2amesh answers with only when
+	// the GenerationExtension is active.
+	CodeTaskGenerationMismatch ErrorCode = -32010
 
 	// The caller is not authenticated (HTTP 401, gRPC UNAUTHENTICATED) or
 	// may not do what it asks (HTTP 403, gRPC PERMISSION_DENIED). The
@@ -53,6 +59,7 @@ var codeNames = map[ErrorCode]struct{ reason, text string }{
 	CodeExtendedAgentCardNotConfigured: {"EXTENDED_AGENT_CARD_NOT_CONFIGURED", "extended agent card not configured"},
 	CodeExtensionSupportRequired:       {"EXTENSION_SUPPORT_REQUIRED", "extension support required"},
 	CodeVersionNotSupported:            {"VERSION_NOT_SUPPORTED", "protocol version not supported"},
+	CodeTaskGenerationMismatch:         {"TASK_GENERATION_MISMATCH", "task generation mismatch"},
 	CodeUnauthenticated:                {"UNAUTHENTICATED", "authentication required"},
 	CodePermissionDenied:               {"PERMISSION_DENIED", "permission denied"},
 }
@@ -88,6 +95,10 @@ type Error struct {
 	// Details are the JSON-RPC error's data entries, typically objects with
 	// an "@type" key such as google.rpc.ErrorInfo.
 	Details []any
+	// Metadata are facts about the error by name (the task, the
+	// generations compared), which travel as the metadata of the
+	// google.rpc.ErrorInfo naming the error's code on the 1.0 bindings.
+	Metadata map[string]string
 	// RetryAfter, when positive, says the call failed only for now (the
 	// agent is at a limit, or something it needs is briefly unavailable)
 	// and the same call may succeed if repeated after this long. It
@@ -153,6 +164,7 @@ var (
 	ErrExtendedAgentCardNotConfigured = &Error{Code: CodeExtendedAgentCardNotConfigured}
 	ErrExtensionSupportRequired       = &Error{Code: CodeExtensionSupportRequired}
 	ErrVersionNotSupported            = &Error{Code: CodeVersionNotSupported}
+	ErrTaskGenerationMismatch         = &Error{Code: CodeTaskGenerationMismatch}
 	ErrUnauthenticated                = &Error{Code: CodeUnauthenticated}
 	ErrPermissionDenied               = &Error{Code: CodePermissionDenied}
 )

@@ -22,6 +22,12 @@ type SendMessageConfiguration struct {
 	// ReturnImmediately makes SendMessage return as soon as the task
 	// exists instead of waiting for it to settle.
 	ReturnImmediately bool `json:"returnImmediately,omitempty"`
+	// IfGenerationMatch makes a message on an existing task conditional:
+	// the server refuses it with CodeTaskGenerationMismatch unless the
+	// task's generation is still this one when the message is taken (see
+	// GenerationExtension, which must be active). A message that starts
+	// a new task ignores it.
+	IfGenerationMatch *Generation `json:"ifGenerationMatch,omitempty"`
 }
 
 // GetTaskRequest is the input of GetTask.
@@ -29,6 +35,11 @@ type GetTaskRequest struct {
 	Tenant        string `json:"tenant,omitempty"`
 	ID            string `json:"id"`
 	HistoryLength *int   `json:"historyLength,omitempty"`
+	// CurrentGeneration makes GetTask wait until the task's generation is
+	// above it, or GenerationWaitMax has passed, before it answers (see
+	// GenerationExtension, which must be active): a long poll. A task
+	// already past it, or in a terminal state, is answered at once.
+	CurrentGeneration *Generation `json:"currentGeneration,omitempty"`
 }
 
 // ListTasksRequest is the input of ListTasks. Zero fields do not filter.

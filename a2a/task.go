@@ -134,6 +134,9 @@ type Task struct {
 	// History holds the messages exchanged so far, oldest first.
 	History  []Message      `json:"history,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Generation is the number of the task's last event reflected here
+	// (see GenerationExtension); 0 unless the extension is active.
+	Generation Generation `json:"generation,omitempty"`
 }
 
 // TaskIDs implements Event.
@@ -147,6 +150,10 @@ type TaskStatusUpdateEvent struct {
 	ContextID string         `json:"contextId"`
 	Status    TaskStatus     `json:"status"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
+	// Generation is the task's generation after this event: the event's
+	// own number (see GenerationExtension); 0 unless the extension is
+	// active.
+	Generation Generation `json:"generation,omitempty"`
 }
 
 // NewStatusUpdate returns a status event for the task, stamped now.
@@ -174,6 +181,10 @@ type TaskArtifactUpdateEvent struct {
 	// LastChunk marks the artifact's final chunk.
 	LastChunk bool           `json:"lastChunk,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
+	// Generation is the task's generation after this event: the event's
+	// own number (see GenerationExtension); 0 unless the extension is
+	// active.
+	Generation Generation `json:"generation,omitempty"`
 }
 
 // NewArtifactUpdate returns an artifact event for the task.
