@@ -96,6 +96,9 @@ type SendMessageConfiguration struct {
 	// Unset: no limit; 0: no history at all.
 	HistoryLength     *int32 `protobuf:"varint,3,opt,name=history_length" json:"history_length,omitempty"`
 	ReturnImmediately bool   `protobuf:"varint,4,opt,name=return_immediately" json:"return_immediately,omitempty"`
+
+	// A2A 1.1 draft; a2amesh: with the generation extension active.
+	IfGenerationMatch *int64 `protobuf:"varint,5,opt,name=if_generation_match" json:"if_generation_match,omitempty"`
 }
 
 func (x *SendMessageConfiguration) Reset() { *x = SendMessageConfiguration{} }
@@ -134,6 +137,13 @@ func (x *SendMessageConfiguration) GetReturnImmediately() bool {
 	return false
 }
 
+func (x *SendMessageConfiguration) GetIfGenerationMatch() int64 {
+	if x != nil && x.IfGenerationMatch != nil {
+		return *x.IfGenerationMatch
+	}
+	return 0
+}
+
 type Task struct {
 	Id        string           `protobuf:"bytes,1,opt,name=id" json:"id,omitempty"`
 	ContextId string           `protobuf:"bytes,2,opt,name=context_id" json:"context_id,omitempty"`
@@ -141,6 +151,9 @@ type Task struct {
 	Artifacts []*Artifact      `protobuf:"bytes,4,rep,name=artifacts" json:"artifacts,omitempty"`
 	History   []*Message       `protobuf:"bytes,5,rep,name=history" json:"history,omitempty"`
 	Metadata  *structpb.Struct `protobuf:"bytes,6,opt,name=metadata" json:"metadata,omitempty"`
+
+	// A2A 1.1 draft; a2amesh: with the generation extension active.
+	Generation int64 `protobuf:"varint,7,opt,name=generation" json:"generation,omitempty"`
 }
 
 func (x *Task) Reset() { *x = Task{} }
@@ -189,6 +202,13 @@ func (x *Task) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *Task) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 type TaskStatus struct {
@@ -471,6 +491,9 @@ type TaskStatusUpdateEvent struct {
 	ContextId string           `protobuf:"bytes,2,opt,name=context_id" json:"context_id,omitempty"`
 	Status    *TaskStatus      `protobuf:"bytes,3,opt,name=status" json:"status,omitempty"`
 	Metadata  *structpb.Struct `protobuf:"bytes,4,opt,name=metadata" json:"metadata,omitempty"`
+
+	// A2A 1.1 draft; a2amesh: with the generation extension active.
+	Generation int64 `protobuf:"varint,5,opt,name=generation" json:"generation,omitempty"`
 }
 
 func (x *TaskStatusUpdateEvent) Reset() { *x = TaskStatusUpdateEvent{} }
@@ -509,6 +532,13 @@ func (x *TaskStatusUpdateEvent) GetMetadata() *structpb.Struct {
 	return nil
 }
 
+func (x *TaskStatusUpdateEvent) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
 type TaskArtifactUpdateEvent struct {
 	TaskId    string           `protobuf:"bytes,1,opt,name=task_id" json:"task_id,omitempty"`
 	ContextId string           `protobuf:"bytes,2,opt,name=context_id" json:"context_id,omitempty"`
@@ -516,6 +546,9 @@ type TaskArtifactUpdateEvent struct {
 	Append    bool             `protobuf:"varint,4,opt,name=append" json:"append,omitempty"`
 	LastChunk bool             `protobuf:"varint,5,opt,name=last_chunk" json:"last_chunk,omitempty"`
 	Metadata  *structpb.Struct `protobuf:"bytes,6,opt,name=metadata" json:"metadata,omitempty"`
+
+	// A2A 1.1 draft; a2amesh: with the generation extension active.
+	Generation int64 `protobuf:"varint,7,opt,name=generation" json:"generation,omitempty"`
 }
 
 func (x *TaskArtifactUpdateEvent) Reset() { *x = TaskArtifactUpdateEvent{} }
@@ -566,6 +599,13 @@ func (x *TaskArtifactUpdateEvent) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *TaskArtifactUpdateEvent) GetGeneration() int64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
 }
 
 type AuthenticationInfo struct {
@@ -1662,6 +1702,9 @@ type GetTaskRequest struct {
 	Tenant        string `protobuf:"bytes,1,opt,name=tenant" json:"tenant,omitempty"`
 	Id            string `protobuf:"bytes,2,opt,name=id" json:"id,omitempty"`
 	HistoryLength *int32 `protobuf:"varint,3,opt,name=history_length" json:"history_length,omitempty"`
+
+	// A2A 1.1 draft; a2amesh: with the generation extension active.
+	CurrentGeneration *int64 `protobuf:"varint,4,opt,name=current_generation" json:"current_generation,omitempty"`
 }
 
 func (x *GetTaskRequest) Reset() { *x = GetTaskRequest{} }
@@ -1687,6 +1730,13 @@ func (x *GetTaskRequest) GetId() string {
 func (x *GetTaskRequest) GetHistoryLength() int32 {
 	if x != nil && x.HistoryLength != nil {
 		return *x.HistoryLength
+	}
+	return 0
+}
+
+func (x *GetTaskRequest) GetCurrentGeneration() int64 {
+	if x != nil && x.CurrentGeneration != nil {
+		return *x.CurrentGeneration
 	}
 	return 0
 }

@@ -150,6 +150,22 @@ func clamp32(n int) int32 {
 	return int32(max(math.MinInt32, min(n, math.MaxInt32)))
 }
 
+func generationPtrFromPB(n *int64) *a2a.Generation {
+	if n == nil {
+		return nil
+	}
+	g := a2a.Generation(*n)
+	return &g
+}
+
+func generationPtrToPB(g *a2a.Generation) *int64 {
+	if g == nil {
+		return nil
+	}
+	n := int64(*g)
+	return &n
+}
+
 // --- enums ---
 
 func roleToPB(r a2a.Role) a2apb.Role {
@@ -387,7 +403,7 @@ func TaskToPB(t *a2a.Task) (*a2apb.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status.%w", err)
 	}
-	out := &a2apb.Task{Id: t.ID, ContextId: t.ContextID, Status: st}
+	out := &a2apb.Task{Id: t.ID, ContextId: t.ContextID, Status: st, Generation: int64(t.Generation)}
 	if t.Artifacts != nil {
 		out.Artifacts = make([]*a2apb.Artifact, len(t.Artifacts))
 		for i := range t.Artifacts {
@@ -418,7 +434,7 @@ func TaskFromPB(t *a2apb.Task) (*a2a.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status.%w", err)
 	}
-	out := &a2a.Task{ID: t.Id, ContextID: t.ContextId, Status: st, Metadata: StructFromPB(t.Metadata)}
+	out := &a2a.Task{ID: t.Id, ContextID: t.ContextId, Status: st, Metadata: StructFromPB(t.Metadata), Generation: a2a.Generation(t.Generation)}
 	if t.Artifacts != nil {
 		out.Artifacts = make([]a2a.Artifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {
@@ -451,7 +467,7 @@ func statusUpdateToPB(e *a2a.TaskStatusUpdateEvent) (*a2apb.TaskStatusUpdateEven
 	if err != nil {
 		return nil, err
 	}
-	return &a2apb.TaskStatusUpdateEvent{TaskId: e.TaskID, ContextId: e.ContextID, Status: st, Metadata: md}, nil
+	return &a2apb.TaskStatusUpdateEvent{TaskId: e.TaskID, ContextId: e.ContextID, Status: st, Metadata: md, Generation: int64(e.Generation)}, nil
 }
 
 func statusUpdateFromPB(e *a2apb.TaskStatusUpdateEvent) (*a2a.TaskStatusUpdateEvent, error) {
@@ -459,7 +475,7 @@ func statusUpdateFromPB(e *a2apb.TaskStatusUpdateEvent) (*a2a.TaskStatusUpdateEv
 	if err != nil {
 		return nil, fmt.Errorf("status.%w", err)
 	}
-	return &a2a.TaskStatusUpdateEvent{TaskID: e.TaskId, ContextID: e.ContextId, Status: st, Metadata: StructFromPB(e.Metadata)}, nil
+	return &a2a.TaskStatusUpdateEvent{TaskID: e.TaskId, ContextID: e.ContextId, Status: st, Metadata: StructFromPB(e.Metadata), Generation: a2a.Generation(e.Generation)}, nil
 }
 
 func artifactUpdateToPB(e *a2a.TaskArtifactUpdateEvent) (*a2apb.TaskArtifactUpdateEvent, error) {
@@ -473,7 +489,7 @@ func artifactUpdateToPB(e *a2a.TaskArtifactUpdateEvent) (*a2apb.TaskArtifactUpda
 	}
 	return &a2apb.TaskArtifactUpdateEvent{
 		TaskId: e.TaskID, ContextId: e.ContextID, Artifact: a,
-		Append: e.Append, LastChunk: e.LastChunk, Metadata: md,
+		Append: e.Append, LastChunk: e.LastChunk, Metadata: md, Generation: int64(e.Generation),
 	}, nil
 }
 
@@ -484,7 +500,7 @@ func artifactUpdateFromPB(e *a2apb.TaskArtifactUpdateEvent) (*a2a.TaskArtifactUp
 	}
 	return &a2a.TaskArtifactUpdateEvent{
 		TaskID: e.TaskId, ContextID: e.ContextId, Artifact: a,
-		Append: e.Append, LastChunk: e.LastChunk, Metadata: StructFromPB(e.Metadata),
+		Append: e.Append, LastChunk: e.LastChunk, Metadata: StructFromPB(e.Metadata), Generation: a2a.Generation(e.Generation),
 	}, nil
 }
 
@@ -594,6 +610,7 @@ func SendRequestToPB(r *a2a.SendMessageRequest) (*a2apb.SendMessageRequest, erro
 			TaskPushNotificationConfig: PushConfigToPB(c.TaskPushNotificationConfig),
 			HistoryLength:              IntPtrToPB(c.HistoryLength),
 			ReturnImmediately:          c.ReturnImmediately,
+			IfGenerationMatch:          generationPtrToPB(c.IfGenerationMatch),
 		}
 	}
 	return out, nil
@@ -611,9 +628,20 @@ func SendRequestFromPB(r *a2apb.SendMessageRequest) (*a2a.SendMessageRequest, er
 			TaskPushNotificationConfig: PushConfigFromPB(c.TaskPushNotificationConfig),
 			HistoryLength:              IntPtrFromPB(c.HistoryLength),
 			ReturnImmediately:          c.ReturnImmediately,
+			IfGenerationMatch:          generationPtrFromPB(c.IfGenerationMatch),
 		}
 	}
 	return out, nil
+}
+
+func GetTaskRequestToPB(r *a2a.GetTaskRequest) *a2apb.GetTaskRequest {
+	return &a2apb.GetTaskRequest{Tenant: r.Tenant, Id: r.ID, HistoryLength: IntPtrToPB(r.HistoryLength),
+		CurrentGeneration: generationPtrToPB(r.CurrentGeneration)}
+}
+
+func GetTaskRequestFromPB(r *a2apb.GetTaskRequest) *a2a.GetTaskRequest {
+	return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: IntPtrFromPB(r.HistoryLength),
+		CurrentGeneration: generationPtrFromPB(r.CurrentGeneration)}
 }
 
 func ListTasksRequestToPB(r *a2a.ListTasksRequest) *a2apb.ListTasksRequest {

@@ -128,11 +128,11 @@ func eventCases() []eventCase {
 		{"full task", &a2a.Task{
 			ID: "t2", ContextID: "c2", Status: status, Artifacts: []a2a.Artifact{art, {ArtifactID: "a2"}},
 			History:  []a2a.Message{*textMsg("m1", a2a.RoleUser, a2a.TextPart("x")), *textMsg("m2", a2a.RoleAgent, a2a.TextPart("y"))},
-			Metadata: meta,
+			Metadata: meta, Generation: 9,
 		}},
 		{"message", textMsg("m3", a2a.RoleAgent, a2a.TextPart("direct reply"))},
-		{"status update", &a2a.TaskStatusUpdateEvent{TaskID: "t3", ContextID: "c3", Status: status, Metadata: meta}},
-		{"artifact update", &a2a.TaskArtifactUpdateEvent{TaskID: "t4", ContextID: "c4", Artifact: art, Append: true, LastChunk: true, Metadata: meta}},
+		{"status update", &a2a.TaskStatusUpdateEvent{TaskID: "t3", ContextID: "c3", Status: status, Metadata: meta, Generation: 5}},
+		{"artifact update", &a2a.TaskArtifactUpdateEvent{TaskID: "t4", ContextID: "c4", Artifact: art, Append: true, LastChunk: true, Metadata: meta, Generation: 1 << 40}},
 	}
 	for _, s := range []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateCompleted, a2a.TaskStateFailed,
 		a2a.TaskStateCanceled, a2a.TaskStateInputRequired, a2a.TaskStateRejected, a2a.TaskStateAuthRequired} {
@@ -164,9 +164,11 @@ func sendRequestCases() []*a2a.SendMessageRequest {
 		{Tenant: "ten", Message: textMsg("m2", a2a.RoleUser, a2a.TextPart("hi")), Metadata: meta,
 			Configuration: &a2a.SendMessageConfiguration{
 				AcceptedOutputModes: []string{"text/plain"}, TaskPushNotificationConfig: push,
-				HistoryLength: intp(0), ReturnImmediately: true,
+				HistoryLength: intp(0), ReturnImmediately: true, IfGenerationMatch: new(a2a.Generation(12)),
 			}},
 		{Message: textMsg("m3", a2a.RoleUser), Configuration: &a2a.SendMessageConfiguration{HistoryLength: intp(7)}},
+		// An optional field set to 0 is on the wire, unlike an unset one.
+		{Message: textMsg("m4", a2a.RoleUser), Configuration: &a2a.SendMessageConfiguration{IfGenerationMatch: new(a2a.Generation(0))}},
 	}
 }
 
@@ -174,6 +176,15 @@ func TestRoundTripRequests(t *testing.T) {
 	t.Run("send", func(t *testing.T) {
 		for _, req := range sendRequestCases() {
 			roundTrip(t, req, SendRequestToPB, SendRequestFromPB)
+		}
+	})
+	t.Run("get task", func(t *testing.T) {
+		for _, req := range []*a2a.GetTaskRequest{
+			{ID: "t"},
+			{Tenant: "ten", ID: "t", HistoryLength: intp(0), CurrentGeneration: new(a2a.Generation(0))},
+			{ID: "t", CurrentGeneration: new(a2a.Generation(-4))},
+		} {
+			roundTrip(t, req, ok(GetTaskRequestToPB), ok(GetTaskRequestFromPB))
 		}
 	})
 	t.Run("list tasks", func(t *testing.T) {

@@ -204,6 +204,15 @@ func (f field) boolean(v *bool) bool {
 	return true
 }
 
+// int64 reads an int64 field as prutal does: the varint's 64 bits.
+func (f field) int64(g *a2a.Generation) bool {
+	if f.typ != protowire.VarintType {
+		return false
+	}
+	*g = a2a.Generation(int64(f.u))
+	return true
+}
+
 func (f field) metadata(m *map[string]any) bool {
 	if f.typ != protowire.BytesType {
 		return false
@@ -283,6 +292,8 @@ func decodeTask(b []byte, ids *idCache) (*a2a.Task, bool) {
 			}
 		case 6:
 			ok = once.first(f) && f.metadata(&t.Metadata)
+		case 7:
+			ok = f.int64(&t.Generation)
 		}
 		if !ok {
 			return nil, false
@@ -505,6 +516,8 @@ func decodeStatusUpdate(b []byte, ids *idCache) (*a2a.TaskStatusUpdateEvent, boo
 			ok = once.first(f) && f.typ == protowire.BytesType && decodeStatus(f.b, &e.Status, ids)
 		case 4:
 			ok = once.first(f) && f.metadata(&e.Metadata)
+		case 5:
+			ok = f.int64(&e.Generation)
 		}
 		if !ok {
 			return nil, false
@@ -534,6 +547,8 @@ func decodeArtifactUpdate(b []byte, ids *idCache) (*a2a.TaskArtifactUpdateEvent,
 			ok = f.boolean(&e.LastChunk)
 		case 6:
 			ok = once.first(f) && f.metadata(&e.Metadata)
+		case 7:
+			ok = f.int64(&e.Generation)
 		}
 		if !ok {
 			return nil, false
@@ -564,6 +579,10 @@ func decodeConfiguration(b []byte) (*a2a.SendMessageConfiguration, bool) {
 			c.HistoryLength = &n
 		case 4:
 			ok = f.boolean(&c.ReturnImmediately)
+		case 5:
+			g := new(a2a.Generation)
+			ok = f.int64(g)
+			c.IfGenerationMatch = g
 		}
 		if !ok {
 			return nil, false

@@ -87,6 +87,10 @@ func AppendSendRequest(b []byte, r *a2a.SendMessageRequest) ([]byte, error) {
 			b = protowire.AppendVarint(b, uint64(int64(clamp32(*c.HistoryLength))))
 		}
 		b = appendBool(b, 4, c.ReturnImmediately)
+		if g := c.IfGenerationMatch; g != nil { // optional: written when set, 0 too
+			b = protowire.AppendTag(b, 5, protowire.VarintType)
+			b = protowire.AppendVarint(b, uint64(*g))
+		}
 		b = pbwire.PrefixLength(b, at)
 	}
 	return appendMetadata(b, 4, r.Metadata)
@@ -171,7 +175,10 @@ func appendTask(b []byte, t *a2a.Task) ([]byte, error) {
 			return b, fmt.Errorf("history[%d].%w", i, err)
 		}
 	}
-	return appendMetadata(b, 6, t.Metadata)
+	if b, err = appendMetadata(b, 6, t.Metadata); err != nil {
+		return b, err
+	}
+	return appendVarint(b, 7, uint64(t.Generation)), nil
 }
 
 func appendStatus(b []byte, s *a2a.TaskStatus) ([]byte, error) {
@@ -269,7 +276,10 @@ func appendStatusUpdate(b []byte, e *a2a.TaskStatusUpdateEvent) ([]byte, error) 
 	if err != nil {
 		return b, fmt.Errorf("status.%w", err)
 	}
-	return appendMetadata(b, 4, e.Metadata)
+	if b, err = appendMetadata(b, 4, e.Metadata); err != nil {
+		return b, err
+	}
+	return appendVarint(b, 5, uint64(e.Generation)), nil
 }
 
 func appendArtifactUpdate(b []byte, e *a2a.TaskArtifactUpdateEvent) ([]byte, error) {
@@ -281,7 +291,10 @@ func appendArtifactUpdate(b []byte, e *a2a.TaskArtifactUpdateEvent) ([]byte, err
 	}
 	b = appendBool(b, 4, e.Append)
 	b = appendBool(b, 5, e.LastChunk)
-	return appendMetadata(b, 6, e.Metadata)
+	if b, err = appendMetadata(b, 6, e.Metadata); err != nil {
+		return b, err
+	}
+	return appendVarint(b, 7, uint64(e.Generation)), nil
 }
 
 // appendMetadata writes m as a google.protobuf.Struct field; nothing for

@@ -66,6 +66,8 @@ func directCases() []eventCase {
 	}
 	return append(events,
 		eventCase{"zero task", &a2a.Task{}},
+		eventCase{"negative generations", &a2a.Task{Generation: -1}},
+		eventCase{"largest generation", &a2a.TaskStatusUpdateEvent{Generation: 1<<63 - 1}},
 		eventCase{"zero message", &a2a.Message{}},
 		eventCase{"zero status update", &a2a.TaskStatusUpdateEvent{}},
 		eventCase{"zero artifact update", &a2a.TaskArtifactUpdateEvent{}},

@@ -32,7 +32,8 @@ func FuzzRequest(f *testing.F) {
 		a2a.RawPart([]byte{0, 1}, "application/octet-stream", "b"), a2a.Part{Data: json.RawMessage(`{"a":[1,false,""]}`)})
 	msg.Metadata = map[string]any{"k": false, "n": 0.0}
 	req, err := SendRequestToPB(&a2a.SendMessageRequest{Tenant: "t", Message: msg,
-		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, ReturnImmediately: true}})
+		Configuration: &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}, ReturnImmediately: true,
+			IfGenerationMatch: new(a2a.Generation(3))}})
 	if err != nil {
 		f.Fatal(err)
 	}

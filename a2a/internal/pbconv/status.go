@@ -31,6 +31,8 @@ func grpcCode(c a2a.ErrorCode) codes.Code {
 		return codes.Unauthenticated
 	case a2a.CodePermissionDenied:
 		return codes.PermissionDenied
+	case a2a.CodeTaskGenerationMismatch:
+		return codes.Aborted
 	}
 	return codes.Internal // CodeInternal, CodeInvalidAgentResponse and any other
 }
@@ -61,12 +63,13 @@ func errorCode(c codes.Code) a2a.ErrorCode {
 // isA2ACode reports whether c is one of the A2A-specific codes, whose
 // status must carry a google.rpc.ErrorInfo naming it.
 func isA2ACode(c a2a.ErrorCode) bool {
-	return c <= a2a.CodeTaskNotFound && c >= a2a.CodeVersionNotSupported
+	return c <= a2a.CodeTaskNotFound && c >= a2a.CodeTaskGenerationMismatch
 }
 
 // StatusOf returns the gRPC status of an A2A error: the code of the
 // specification's mapping, the error's message, a google.rpc.ErrorInfo for
-// the A2A-specific codes and a google.rpc.RetryInfo for retryable errors. A
+// the A2A-specific codes (with the error's Metadata) and a
+// google.rpc.RetryInfo for retryable errors. A
 // retryable internal error (a2a.Busy) is UNAVAILABLE, the code gRPC clients
 // retry on. The error reports details that do not encode; the status is
 // then returned without them.
@@ -82,7 +85,7 @@ func StatusOf(e *a2a.Error) (*status.Status, error) {
 	st := status.New(code, msg)
 	var details []proto.Message
 	if isA2ACode(e.Code) {
-		details = append(details, &errdetails.ErrorInfo{Reason: e.Code.Reason(), Domain: ErrorDomain})
+		details = append(details, &errdetails.ErrorInfo{Reason: e.Code.Reason(), Domain: ErrorDomain, Metadata: e.Metadata})
 	}
 	if e.RetryAfter > 0 {
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(e.RetryAfter)})
@@ -98,9 +101,10 @@ func StatusOf(e *a2a.Error) (*status.Status, error) {
 }
 
 // ErrorOf returns the A2A error a gRPC status stands for: the code its
-// google.rpc.ErrorInfo names (in ErrorDomain), else the code nearest to
-// its status code; a google.rpc.RetryInfo becomes RetryAfter. hasInfo
-// reports whether an ErrorInfo named the code.
+// google.rpc.ErrorInfo names (in ErrorDomain), with the ErrorInfo's
+// metadata, else the code nearest to its status code; a
+// google.rpc.RetryInfo becomes RetryAfter. hasInfo reports whether an
+// ErrorInfo named the code.
 func ErrorOf(st *status.Status) (e *a2a.Error, hasInfo bool) {
 	e = &a2a.Error{Code: errorCode(st.Code()), Message: st.Message()}
 	for _, d := range st.Details() {
@@ -111,6 +115,9 @@ func ErrorOf(st *status.Status) (e *a2a.Error, hasInfo bool) {
 			}
 			if c, ok := a2a.CodeForReason(d.Reason); ok {
 				e.Code, hasInfo = c, true
+				if len(d.Metadata) > 0 {
+					e.Metadata = d.Metadata
+				}
 			}
 		case *errdetails.RetryInfo:
 			if delay := d.GetRetryDelay().AsDuration(); delay > 0 {

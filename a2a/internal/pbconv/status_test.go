@@ -18,7 +18,8 @@ func TestStatusRoundTrip(t *testing.T) {
 	for _, c := range []a2a.ErrorCode{
 		a2a.CodeTaskNotFound, a2a.CodeTaskNotCancelable, a2a.CodePushNotificationNotSupported, a2a.CodeUnsupportedOperation,
 		a2a.CodeContentTypeNotSupported, a2a.CodeInvalidAgentResponse, a2a.CodeExtendedAgentCardNotConfigured,
-		a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported, a2a.CodeInvalidParams, a2a.CodeMethodNotFound, a2a.CodeInternal,
+		a2a.CodeExtensionSupportRequired, a2a.CodeVersionNotSupported, a2a.CodeTaskGenerationMismatch, a2a.CodeInvalidParams,
+		a2a.CodeMethodNotFound, a2a.CodeInternal,
 	} {
 		in := a2a.Errorf(c, "what went wrong")
 		st, err := StatusOf(in)
@@ -33,6 +34,33 @@ func TestStatusRoundTrip(t *testing.T) {
 	st, _ := StatusOf(a2a.Busy(2*time.Second, "at the limit"))
 	if out, _ := ErrorOf(st); out.Code != a2a.CodeInternal || out.RetryAfter != 2*time.Second {
 		t.Errorf("busy came back as %+v", out)
+	}
+}
+
+// A generation mismatch is ABORTED (the 1.1 draft's mapping) and its
+// ErrorInfo carries the error's metadata, both ways.
+func TestStatusOfGenerationMismatch(t *testing.T) {
+	in := a2a.Errorf(a2a.CodeTaskGenerationMismatch, "task generation mismatch")
+	in.Metadata = map[string]string{"taskId": "t", "expectedGeneration": "3", "currentGeneration": "5"}
+	st, err := StatusOf(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Code() != codes.Aborted {
+		t.Fatalf("code %v, want ABORTED", st.Code())
+	}
+	var info *errdetails.ErrorInfo
+	for _, d := range st.Details() {
+		if i, ok := d.(*errdetails.ErrorInfo); ok {
+			info = i
+		}
+	}
+	if info == nil || info.Reason != "TASK_GENERATION_MISMATCH" || info.Domain != ErrorDomain || info.Metadata["currentGeneration"] != "5" {
+		t.Fatalf("ErrorInfo %v", info)
+	}
+	out, hasInfo := ErrorOf(st)
+	if !hasInfo || out.Code != a2a.CodeTaskGenerationMismatch || out.Metadata["expectedGeneration"] != "3" || out.Metadata["taskId"] != "t" {
+		t.Fatalf("came back as %+v (ErrorInfo %v)", out, hasInfo)
 	}
 }
 
