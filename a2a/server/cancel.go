@@ -15,24 +15,38 @@ import (
 // CancelTask cancels a task: the agent's Cancel hook is asked first, then
 // a running agent is stopped and the task becomes CANCELED. Canceling a
 // canceled task returns it unchanged; other terminal tasks cannot be
-// canceled.
+// canceled. With the generation extension active the task carries its
+// generation.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	if err := h.checkID("tenant", req.Tenant); err != nil {
+	e, err := h.cancelTask(ctx, req)
+	if err != nil {
 		return nil, err
+	}
+	if h.generations(ctx) {
+		return withGeneration(e.Task, e.Seq), nil
+	}
+	return e.Task, nil
+}
+
+// cancelTask is CancelTask, returning the canceled task's entry.
+func (h *Handler) cancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (taskstore.Entry, error) {
+	var none taskstore.Entry
+	if err := h.checkID("tenant", req.Tenant); err != nil {
+		return none, err
 	}
 	ctx, err := h.scope(ctx, req.Tenant)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	e, err := h.getTask(ctx, req.ID)
 	if err != nil {
-		return nil, err
+		return none, err
 	}
 	if done, err := canceledOrRefused(e.Task); done {
-		return e.Task, err
+		return e, err
 	}
 	if err := h.askAgent(ctx, e.Task); err != nil {
-		return nil, err
+		return none, err
 	}
 	s := h.slotRef(req.ID)
 	defer h.slotUnref(s)
@@ -50,7 +64,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 			// follow-up may have started another.
 			forced, err := h.stopRun(ctx, s, r)
 			if err != nil {
-				return nil, err
+				return none, err
 			}
 			if forced {
 				return h.canceledTask(ctx, req.ID)
@@ -62,7 +76,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 				// The run may be another replica's: stop it there first,
 				// so it does not go on behind the cancellation.
 				if _, err := h.replicas.Cancel(ctx, req.ID); err != nil {
-					return nil, fmt.Errorf("cancel task %s on the replica running it: %w", req.ID, err)
+					return none, fmt.Errorf("cancel task %s on the replica running it: %w", req.ID, err)
 				}
 			}
 			return h.cancelIdle(ctx, s)
@@ -70,7 +84,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 		select { // another cancellation holds the task
 		case <-free:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return none, ctx.Err()
 		}
 	}
 }
@@ -160,16 +174,16 @@ func (h *Handler) stopRun(ctx context.Context, s *slot, r *run) (forced bool, er
 
 // cancelIdle cancels a task that no agent is running here; the caller
 // holds the task.
-func (h *Handler) cancelIdle(ctx context.Context, s *slot) (*a2a.Task, error) {
+func (h *Handler) cancelIdle(ctx context.Context, s *slot) (taskstore.Entry, error) {
 	e, err := h.getTask(ctx, s.id)
 	if err != nil {
-		return nil, err
+		return e, err
 	}
 	if done, err := canceledOrRefused(e.Task); done {
-		return e.Task, err
+		return e, err
 	}
 	if err := h.commitCancel(ctx, s, &e); err != nil {
-		return nil, err
+		return taskstore.Entry{}, err
 	}
 	return h.canceledTask(ctx, s.id)
 }
@@ -200,13 +214,13 @@ func (h *Handler) commitCancel(ctx context.Context, s *slot, e *taskstore.Entry)
 
 // canceledTask returns the task after a cancellation: canceled, or an
 // error if it reached another final state first.
-func (h *Handler) canceledTask(ctx context.Context, id string) (*a2a.Task, error) {
+func (h *Handler) canceledTask(ctx context.Context, id string) (taskstore.Entry, error) {
 	e, err := h.getTask(ctx, id)
 	if err != nil {
-		return nil, err
+		return e, err
 	}
 	if s := e.Task.Status.State; s != a2a.TaskStateCanceled {
-		return nil, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q became %s before it could be canceled", id, s)
+		return taskstore.Entry{}, a2a.Errorf(a2a.CodeTaskNotCancelable, "task %q became %s before it could be canceled", id, s)
 	}
-	return e.Task, nil
+	return e, nil
 }

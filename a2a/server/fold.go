@@ -20,14 +20,16 @@ func fold(cur *a2a.Task, ev a2a.Event) (*a2a.Task, a2a.Event, error) {
 }
 
 // normalize checks that ev may follow cur and fills in what the agent left
-// out: the task's ids, timestamps and message fields.
+// out: the task's ids, timestamps and message fields. A generation the
+// agent set is dropped: the server numbers the task's events
+// (generation.go), and shows them only to calls that ask.
 func normalize(cur *a2a.Task, ev a2a.Event) error {
 	switch e := ev.(type) {
 	case *a2a.Task:
 		if err := checkIDs(cur, e.ID, e.ContextID); err != nil {
 			return err
 		}
-		e.ID, e.ContextID = cur.ID, cur.ContextID
+		e.ID, e.ContextID, e.Generation = cur.ID, cur.ContextID, 0
 		if err := a2a.CheckTransition(cur.Status.State, e.Status.State); err != nil {
 			return err
 		}
@@ -41,7 +43,7 @@ func normalize(cur *a2a.Task, ev a2a.Event) error {
 		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
 			return err
 		}
-		e.TaskID, e.ContextID = cur.ID, cur.ContextID
+		e.TaskID, e.ContextID, e.Generation = cur.ID, cur.ContextID, 0
 		if err := a2a.CheckTransition(cur.Status.State, e.Status.State); err != nil {
 			return err
 		}
@@ -52,7 +54,7 @@ func normalize(cur *a2a.Task, ev a2a.Event) error {
 		if err := checkIDs(cur, e.TaskID, e.ContextID); err != nil {
 			return err
 		}
-		e.TaskID, e.ContextID = cur.ID, cur.ContextID
+		e.TaskID, e.ContextID, e.Generation = cur.ID, cur.ContextID, 0
 		if cur.Status.State.Terminal() {
 			return fmt.Errorf("artifact update for a task that is already %s", cur.Status.State)
 		}

@@ -44,6 +44,11 @@ func TestGroupedCommits(t *testing.T) {
 		{"ConcurrentSendsCancelsAndSubscribers", TestConcurrentSendsCancelsAndSubscribers},
 		{"SnapshotBehindItsLog", TestSnapshotBehindItsLog},
 		{"CommitOutlastsUnreachableStores", TestCommitOutlastsUnreachableStores},
+		{"GenerationsOnlyWhenActive", TestGenerationsOnlyWhenActive},
+		{"GenerationNumbersEvents", TestGenerationNumbersEvents},
+		{"IfGenerationMatch", TestIfGenerationMatch},
+		{"IfGenerationMatchLosesARace", TestIfGenerationMatchLosesARace},
+		{"LongPoll", TestLongPoll},
 	} {
 		t.Run(tc.name, tc.test)
 	}

@@ -111,6 +111,11 @@ type Handler struct {
 	storeOutage   time.Duration
 	limits        Limits
 
+	// generationsOffered: the card declares the generation extension
+	// (generation.go), whose long polls wait up to generationWait.
+	generationsOffered bool
+	generationWait     time.Duration
+
 	// runs holds a token per run going on (MaxRuns); nil for no limit.
 	runs   chan struct{}
 	drain  drainState
@@ -147,6 +152,7 @@ func New(cfg Config) (*Handler, error) {
 		tasks: cfg.Tasks, events: cfg.Events, pushCfgs: cfg.PushConfigs, sender: cfg.PushSender,
 		replicas: cfg.Replicas, gate: cfg.Gate, tel: cfg.Telemetry, log: cfg.Logger, retention: cfg.Retention, commitDelay: cfg.CommitDelay, cancelTimeout: cfg.CancelTimeout, storeOutage: cfg.StoreOutage,
 		limits: cfg.Limits.withDefaults(), slots: make(map[string]*slot), live: make(map[string]liveTask),
+		generationsOffered: offersGenerations(cfg.Card), generationWait: a2a.GenerationWaitMax,
 	}
 	if h.limits.MaxRuns > 0 {
 		h.runs = make(chan struct{}, h.limits.MaxRuns)
@@ -247,7 +253,9 @@ func (h *Handler) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtendedAg
 	return h.extended, nil
 }
 
-// GetTask returns a task's current snapshot.
+// GetTask returns a task's current snapshot. With the generation extension
+// active it carries its generation, and a request with currentGeneration
+// waits for the task to pass it (awaitGeneration).
 func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if err := checkHistoryLength(req.HistoryLength, "historyLength"); err != nil {
 		return nil, err
@@ -263,7 +271,15 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 	if err != nil {
 		return nil, err
 	}
-	return view(e.Task, req.HistoryLength, true), nil
+	if !h.generations(ctx) {
+		return view(e.Task, req.HistoryLength, true), nil
+	}
+	if g := req.CurrentGeneration; g != nil {
+		if e, err = h.awaitGeneration(ctx, e, *g); err != nil {
+			return nil, err
+		}
+	}
+	return withGeneration(view(e.Task, req.HistoryLength, true), e.Seq), nil
 }
 
 // ListTasks returns a page of tasks, most recently updated first. Without

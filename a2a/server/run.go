@@ -209,7 +209,7 @@ func (r *run) create(t *a2a.Task, event bool) (stop bool, err error) {
 	if !t.Status.State.Valid() {
 		return false, invalidEvent{fmt.Errorf("initial task state %q is not a task state", t.Status.State)}
 	}
-	t.ID, t.ContextID = req.TaskID, req.ContextID
+	t.ID, t.ContextID, t.Generation = req.TaskID, req.ContextID, 0 // the server numbers events (generation.go)
 	fillStatus(&t.Status, t.ID, t.ContextID)
 	if len(t.History) == 0 {
 		t.History = []a2a.Message{*req.Message}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 
 // SendMessage handles a message. It returns the task once it settles
 // (terminal or interrupted) or, with returnImmediately, as soon as it
-// exists; or the agent's direct *a2a.Message reply.
+// exists; or the agent's direct *a2a.Message reply. With the generation
+// extension active the task carries its generation, and a message with
+// ifGenerationMatch continues its task only at that generation.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.Event, error) {
 	r, err := h.startRun(ctx, req, false)
 	if err != nil {
@@ -41,8 +44,13 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 		return r.reply, nil
 	}
 	cfg := req.Configuration
+	gens := h.generations(ctx)
 	if cfg != nil && cfg.ReturnImmediately {
-		return view(r.first, cfg.HistoryLength, true), nil
+		t := view(r.first, cfg.HistoryLength, true)
+		if gens {
+			t = withGeneration(t, r.firstSeq)
+		}
+		return t, nil
 	}
 	select {
 	case <-r.settled:
@@ -52,19 +60,28 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if r.final == nil {
 		return nil, r.unstored
 	}
+	t := r.final
 	if cfg != nil {
-		return view(r.final, cfg.HistoryLength, true), nil
+		t = view(t, cfg.HistoryLength, true)
 	}
-	return r.final, nil
+	if gens {
+		t = withGeneration(t, r.settledSeq())
+	}
+	return t, nil
 }
 
 // SendStreamingMessage handles a message and streams the task's events
 // until it settles: first the task, then its status and artifact updates,
-// each with its sequence number. A direct message reply is the only event,
-// with sequence number 0. Errors found before the stream starts are its
-// only item. A consumer that stops early does not stop the agent.
+// each with its sequence number (and, with the generation extension
+// active, carrying it as its generation). A direct message reply is the
+// only event, with sequence number 0. Errors found before the stream
+// starts are its only item. A consumer that stops early does not stop the
+// agent.
 func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[eventlog.Entry, error] {
 	return func(yield func(eventlog.Entry, error) bool) {
+		if h.generations(ctx) {
+			yield = numbered(yield)
+		}
 		if !h.card.Capabilities.Streaming {
 			yield(eventlog.Entry{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "this agent does not stream (its card does not declare capabilities.streaming); use SendMessage"))
 			return
@@ -109,9 +126,13 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 // GetTask does not. With one (an
 // SSE Last-Event-ID: a sequence number this server sent) it replays exactly
 // the events after it, terminal tasks included, so a cut stream resumes
-// with nothing lost or repeated.
+// with nothing lost or repeated. With the generation extension active each
+// event carries its sequence number as its generation.
 func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest, lastEventID string) iter.Seq2[eventlog.Entry, error] {
 	return func(yield func(eventlog.Entry, error) bool) {
+		if h.generations(ctx) {
+			yield = numbered(yield)
+		}
 		if !h.card.Capabilities.Streaming {
 			yield(eventlog.Entry{}, a2a.Errorf(a2a.CodeUnsupportedOperation, "this agent does not stream (its card does not declare capabilities.streaming); poll with GetTask"))
 			return
@@ -249,9 +270,9 @@ func (h *Handler) startRunAdmitted(ctx context.Context, req *a2a.SendMessageRequ
 		er.AcceptedOutputModes = req.Configuration.AcceptedOutputModes
 	}
 	if msg.TaskID == "" {
-		return h.startNew(ctx, er, pushCfg)
+		return h.startNew(ctx, er, pushCfg) // a new task: ifGenerationMatch does not apply
 	}
-	return h.startFollowUp(ctx, er, pushCfg)
+	return h.startFollowUp(ctx, er, pushCfg, h.ifGenerationMatch(ctx, req))
 }
 
 func (h *Handler) startNew(ctx context.Context, er *ExecRequest, pushCfg *push.Config) (*run, error) {
@@ -272,10 +293,17 @@ func (h *Handler) startNew(ctx context.Context, er *ExecRequest, pushCfg *push.C
 	return r, nil
 }
 
-func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *push.Config) (*run, error) {
+// startFollowUp starts a run of the task a message continues; with match
+// set, only if the task is at that generation when the run takes it.
+func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *push.Config, match *a2a.Generation) (*run, error) {
 	msg := er.Message
-	// Refuse at once what is refused anyway, before waiting for the task.
-	if _, err := h.followable(ctx, msg); err != nil {
+	// Refuse at once what is refused anyway, before waiting for the task:
+	// a generation only rises, so a task past match never matches.
+	e, err := h.followable(ctx, msg)
+	if err == nil && match != nil && e.Seq > uint64(max(*match, 0)) {
+		err = checkGeneration(e, match)
+	}
+	if err != nil {
 		return nil, err
 	}
 	r := h.newRun(er)
@@ -288,7 +316,10 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 		r.abandon()
 		return nil, err
 	}
-	e, err := h.followable(ctx, msg) // again: it may have changed while waiting
+	e, err = h.followable(ctx, msg) // again: it may have changed while waiting
+	if err == nil {
+		err = checkGeneration(e, match)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -311,7 +342,13 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 	next.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a2a.Now()}
 	r.s.mu.Lock()
 	r.cur = e
-	r.firstSeq, err = h.commitLocked(context.WithoutCancel(ctx), r.s, &r.cur, &next)
+	if match != nil {
+		// Exactly after the generation matched: another replica's write
+		// since is a mismatch, not a task to continue from.
+		r.firstSeq, err = h.commitExactly(context.WithoutCancel(ctx), r.s, &r.cur, &next, *match)
+	} else {
+		r.firstSeq, err = h.commitLocked(context.WithoutCancel(ctx), r.s, &r.cur, &next)
+	}
 	r.head = r.cur.Task
 	if err == nil {
 		r.first = r.cur.Task
@@ -328,6 +365,9 @@ func (h *Handler) startFollowUp(ctx context.Context, er *ExecRequest, pushCfg *p
 		}
 	}
 	r.s.mu.Unlock()
+	if errors.Is(err, a2a.ErrTaskGenerationMismatch) {
+		return fail(err)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("start a run of task %s: %w", e.Task.ID, err))
 	}
