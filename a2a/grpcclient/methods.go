@@ -55,8 +55,7 @@ func (t *grpcTransport) SendMessage(ctx context.Context, req *a2a.SendMessageReq
 func (t *grpcTransport) GetTask(ctx context.Context, req *a2a.GetTaskRequest, h http.Header) (*a2a.Task, error) {
 	const op = "GetTask"
 	res := new(a2aservice.GetTaskResult)
-	pb := &a2apb.GetTaskRequest{Tenant: req.Tenant, Id: req.ID, HistoryLength: pbconv.IntPtrToPB(req.HistoryLength)}
-	if err := t.call(ctx, h, op, t.out(pb), res); err != nil {
+	if err := t.call(ctx, h, op, t.out(pbconv.GetTaskRequestToPB(req)), res); err != nil {
 		return nil, err
 	}
 	return result(op, res.GetSuccess(), pbconv.TaskFromPB)

@@ -36,6 +36,7 @@ func TestStatusError(t *testing.T) {
 		{a2a.Errorf(a2a.CodeExtendedAgentCardNotConfigured, "x"), codes.FailedPrecondition, "x", "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 0},
 		{a2a.Errorf(a2a.CodeExtensionSupportRequired, "x"), codes.FailedPrecondition, "x", "EXTENSION_SUPPORT_REQUIRED", 0},
 		{a2a.Errorf(a2a.CodeVersionNotSupported, "x"), codes.FailedPrecondition, "x", "VERSION_NOT_SUPPORTED", 0},
+		{a2a.Errorf(a2a.CodeTaskGenerationMismatch, "x"), codes.Aborted, "x", "TASK_GENERATION_MISMATCH", 0},
 		{a2a.Errorf(a2a.CodeInvalidParams, "message.parts: required"), codes.InvalidArgument, "message.parts: required", "", 0},
 		{a2a.Errorf(a2a.CodeMethodNotFound, "x"), codes.Unimplemented, "x", "", 0},
 		{a2a.ErrTaskNotFound, codes.NotFound, "task not found", "TASK_NOT_FOUND", 0},

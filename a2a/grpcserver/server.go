@@ -8,7 +8,8 @@
 // specification's mapping (§5.4) and, for A2A errors, a
 // google.rpc.ErrorInfo detail in the domain "a2a-protocol.org". The
 // metadata keys a2a-version and a2a-extensions play the part of the HTTP
-// headers A2A-Version and A2A-Extensions; a2amesh-first-event-id and
+// headers A2A-Version and A2A-Extensions (the response header
+// a2a-extensions names the extensions activated); a2amesh-first-event-id and
 // last-event-id that of SSE's event ids, so that a client resumes a cut
 // stream as over SSE. The server accepts HTTP/2 keepalive pings every 5
 // seconds (KeepaliveMinTime).
@@ -239,6 +240,13 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, ser
 		}
 	}
 	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
+	if active := s.h.ActiveExtensions(ctx); len(active) > 0 {
+		// The answer's headers name the extensions activated, as the
+		// A2A-Extensions header does over HTTP.
+		if err := nphttp2.SetHeader(ctx, metadata.Pairs(ExtensionsKey, strings.Join(active, ","))); err != nil {
+			s.log.Debug("a2a: setting the a2a-extensions header failed", "err", err)
+		}
+	}
 	if !s.h.Gated() {
 		return ctx, call, nil
 	}
@@ -494,9 +502,7 @@ func (s *Server) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, stream a2apb
 
 // GetTask implements a2apb.A2AService.
 func (s *Server) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
-	return unary(s, ctx, "GetTask", req, noErr(func(r *a2apb.GetTaskRequest) *a2a.GetTaskRequest {
-		return &a2a.GetTaskRequest{Tenant: r.Tenant, ID: r.Id, HistoryLength: pbconv.IntPtrFromPB(r.HistoryLength)}
-	}), s.h.GetTask, pbconv.TaskToPB)
+	return unary(s, ctx, "GetTask", req, noErr(pbconv.GetTaskRequestFromPB), s.h.GetTask, pbconv.TaskToPB)
 }
 
 // ListTasks implements a2apb.A2AService.

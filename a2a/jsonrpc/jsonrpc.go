@@ -354,7 +354,9 @@ type ErrorObject struct {
 
 // Err returns the protocol error the object carries. 1.0 details (an array)
 // become the error's Details; a 0.3 data object becomes its only detail. A
-// google.rpc.RetryInfo detail (or a 0.3 object's retryDelay) sets RetryAfter.
+// google.rpc.RetryInfo detail (or a 0.3 object's retryDelay) sets
+// RetryAfter; the metadata of a google.rpc.ErrorInfo of A2A's domain that
+// names the error's code becomes its Metadata.
 func (o *ErrorObject) Err() *a2a.Error {
 	e := &a2a.Error{Code: a2a.ErrorCode(o.Code), Message: o.Message}
 	if len(o.Data) > 0 {
@@ -372,7 +374,12 @@ func (o *ErrorObject) Err() *a2a.Error {
 		if !ok {
 			continue
 		}
-		if t, _ := m["@type"].(string); t != retryInfoType && t != "" {
+		t, _ := m["@type"].(string)
+		if t == errorInfoType {
+			e.Metadata = infoMetadata(m, e.Code)
+			continue
+		}
+		if t != retryInfoType && t != "" {
 			continue
 		}
 		if delay, ok := m["retryDelay"].(string); ok {
@@ -384,11 +391,31 @@ func (o *ErrorObject) Err() *a2a.Error {
 	return e
 }
 
-// The @types of google.rpc.ErrorInfo and RetryInfo in ProtoJSON Any form.
+// The @types of google.rpc.ErrorInfo and RetryInfo in ProtoJSON Any form,
+// and the ErrorInfo domain of A2A errors.
 const (
 	errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
 	retryInfoType = "type.googleapis.com/google.rpc.RetryInfo"
+	errorDomain   = "a2a-protocol.org"
 )
+
+// infoMetadata returns the string metadata of a decoded google.rpc.ErrorInfo
+// that names code in A2A's domain, or nil.
+func infoMetadata(info map[string]any, code a2a.ErrorCode) map[string]string {
+	reason, _ := info["reason"].(string)
+	domain, _ := info["domain"].(string)
+	md, _ := info["metadata"].(map[string]any)
+	if domain != errorDomain || reason != code.Reason() || len(md) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
 
 // errorData returns the JSON-RPC error's data member. On the 1.0 wire it is
 // an array of typed details led by a google.rpc.ErrorInfo, and a
@@ -412,8 +439,11 @@ func errorData(e *a2a.Error, version string) any {
 		return obj
 	}
 	var details []any
-	if reason != "" {
-		details = append(details, map[string]string{"@type": errorInfoType, "reason": reason, "domain": "a2a-protocol.org"})
+	switch {
+	case reason != "" && len(e.Metadata) > 0:
+		details = append(details, map[string]any{"@type": errorInfoType, "reason": reason, "domain": errorDomain, "metadata": e.Metadata})
+	case reason != "":
+		details = append(details, map[string]string{"@type": errorInfoType, "reason": reason, "domain": errorDomain})
 	}
 	if delay != "" {
 		details = append(details, map[string]string{"@type": retryInfoType, "retryDelay": delay})

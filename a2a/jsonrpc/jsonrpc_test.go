@@ -115,6 +115,37 @@ func TestAppendResponses(t *testing.T) {
 	}
 }
 
+// An error's metadata is its ErrorInfo's, on the way out and back in.
+func TestErrorInfoMetadata(t *testing.T) {
+	e := a2a.Errorf(a2a.CodeTaskGenerationMismatch, "mismatch")
+	e.Metadata = map[string]string{"taskId": "t", "expectedGeneration": "3", "currentGeneration": "5"}
+	b := AppendError(nil, json.RawMessage("1"), e, a2a.Version)
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32010,"message":"mismatch","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo",` +
+		`"domain":"a2a-protocol.org","metadata":{"currentGeneration":"5","expectedGeneration":"3","taskId":"t"},"reason":"TASK_GENERATION_MISMATCH"}]}}`
+	if string(b) != want {
+		t.Fatalf("error =\n%s\nwant\n%s", b, want)
+	}
+	var r Response
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	got := r.Error.Err()
+	if !errors.Is(got, a2a.ErrTaskGenerationMismatch) || got.Metadata["currentGeneration"] != "5" || len(got.Metadata) != 3 {
+		t.Fatalf("Err() = %#v", got)
+	}
+	// The metadata of an ErrorInfo naming another code, or another
+	// domain's, is not the error's.
+	for _, data := range []string{
+		`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"TASK_NOT_FOUND","metadata":{"a":"b"}}]`,
+		`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"example.com","reason":"TASK_GENERATION_MISMATCH","metadata":{"a":"b"}}]`,
+	} {
+		o := ErrorObject{Code: -32010, Message: "m", Data: json.RawMessage(data)}
+		if got := o.Err(); got.Metadata != nil {
+			t.Errorf("%s: metadata %v", data, got.Metadata)
+		}
+	}
+}
+
 // FuzzDecodeRequest checks that no body crashes the decoder, that every
 // failure carries one of the envelope error codes, and that a success has a
 // method and an object (or no) params.

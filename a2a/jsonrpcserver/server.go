@@ -253,6 +253,7 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 		failed = s.writeError(c, id, aerr, version)
 		return
 	}
+	httpbind.SetExtensions(ctx, c, s.h)
 	if mver == a2a.Version {
 		var perr *a2a.Error
 		if req.Params, perr = jsonrpc.ProtoFieldNames(req.Params); perr != nil {

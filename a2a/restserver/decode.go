@@ -83,7 +83,7 @@ func decodeRequest(rt target, query string, body []byte) (any, *a2a.Error) {
 	switch rt.op {
 	case jsonrpc.OpGetTask:
 		req := &a2a.GetTaskRequest{Tenant: tenant, ID: rt.id}
-		return req, asA2A(q.int("historyLength", &req.HistoryLength))
+		return req, asA2A(errors.Join(q.int("historyLength", &req.HistoryLength), q.generation("currentGeneration", &req.CurrentGeneration)))
 
 	case jsonrpc.OpListTasks:
 		req := &a2a.ListTasksRequest{Tenant: tenant}
@@ -264,6 +264,21 @@ func (q query) int(name string, dst **int) error {
 	}
 	i := int(n)
 	*dst = &i
+	return nil
+}
+
+// generation reads an int64 parameter (the 1.1 draft's currentGeneration).
+func (q query) generation(name string, dst **a2a.Generation) error {
+	v, err := q.one(name)
+	if err != nil || v == "" {
+		return err
+	}
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if perr != nil {
+		return a2a.Errorf(a2a.CodeInvalidParams, "query parameter %s: want a decimal integer, got %q", name, v)
+	}
+	g := a2a.Generation(n)
+	*dst = &g
 	return nil
 }
 

@@ -167,6 +167,7 @@ func TestHTTPStatus(t *testing.T) {
 		{a2a.Errorf(a2a.CodeExtendedAgentCardNotConfigured, "x"), 400, "FAILED_PRECONDITION"},
 		{a2a.Errorf(a2a.CodeExtensionSupportRequired, "x"), 400, "FAILED_PRECONDITION"},
 		{a2a.Errorf(a2a.CodeVersionNotSupported, "x"), 400, "FAILED_PRECONDITION"},
+		{a2a.Errorf(a2a.CodeTaskGenerationMismatch, "x"), 409, "ABORTED"},
 		{a2a.Errorf(a2a.CodeParseError, "x"), 400, "INVALID_ARGUMENT"},
 		{a2a.Errorf(a2a.CodeInvalidRequest, "x"), 400, "INVALID_ARGUMENT"},
 		{a2a.Errorf(a2a.CodeInvalidParams, "x"), 400, "INVALID_ARGUMENT"},

@@ -17,6 +17,7 @@ const (
 	statusNotFound           = "NOT_FOUND"
 	statusUnauthenticated    = "UNAUTHENTICATED"
 	statusPermissionDenied   = "PERMISSION_DENIED"
+	statusAborted            = "ABORTED"
 	statusUnimplemented      = "UNIMPLEMENTED"
 	statusUnavailable        = "UNAVAILABLE"
 	statusInternal           = "INTERNAL"
@@ -41,6 +42,10 @@ func httpStatus(e *a2a.Error) (int, string) {
 		return 401, statusUnauthenticated
 	case a2a.CodePermissionDenied:
 		return 403, statusPermissionDenied
+	case a2a.CodeTaskGenerationMismatch:
+		// 409, as the 1.1 draft's text and table say (its proto comment
+		// too); the commit that added it says 412 in its message only.
+		return 409, statusAborted
 	case a2a.CodeInternal:
 		if e.RetryAfter > 0 {
 			return 503, statusUnavailable
@@ -59,8 +64,9 @@ const (
 // HTTP status code and its google.rpc.Code name (specification 11.6):
 // {"error":{"code":404,"status":"NOT_FOUND","message":...,"details":[...]}}.
 // The details start with a google.rpc.ErrorInfo naming the error's reason
-// in the domain a2a-protocol.org, then a google.rpc.RetryInfo when the
-// error says when to retry, then the error's own details.
+// in the domain a2a-protocol.org (with the error's Metadata), then a
+// google.rpc.RetryInfo when the error says when to retry, then the error's
+// own details.
 func appendStatus(dst []byte, code int, status string, e *a2a.Error) []byte {
 	msg := e.Message
 	if msg == "" {
@@ -77,7 +83,12 @@ func appendStatus(dst []byte, code int, status string, e *a2a.Error) []byte {
 	if reason := e.Code.Reason(); reason != "" {
 		dst = append(dst, `{"@type":"`+errorInfoType+`","reason":"`...)
 		dst = append(dst, reason...)
-		dst = append(dst, `","domain":"`+errorDomain+`"}`...)
+		dst = append(dst, `","domain":"`+errorDomain+`"`...)
+		if len(e.Metadata) > 0 {
+			dst = append(dst, `,"metadata":`...)
+			dst, _ = fastjson.AppendAny(dst, e.Metadata) // a map of strings always encodes
+		}
+		dst = append(dst, '}')
 	}
 	if e.RetryAfter > 0 {
 		if len(dst) > n {

@@ -240,12 +240,15 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 		failed = s.writeError(x, a2a.Errorf(a2a.CodeVersionNotSupported, "A2A-Version %q is not supported by the HTTP+JSON binding, which is A2A %s", v, a2a.Version))
 		return
 	}
+	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
+	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
 	// Before the body is read: an unknown caller's is not.
 	ctx, aerr := httpbind.Admit(ctx, s.h, x.op.String(), c)
 	if aerr != nil {
 		failed = s.writeError(x, aerr)
 		return
 	}
+	httpbind.SetExtensions(ctx, c, s.h)
 	var body []byte
 	if method == "POST" {
 		// A body must be declared JSON, so that a browser asks before
@@ -275,8 +278,6 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 		failed = s.writeError(x, derr)
 		return
 	}
-	exts := httpbind.SplitList(c.Header(httpbind.ExtensionsHeader))
-	ctx = server.WithCallInfo(ctx, server.CallInfo{ProtocolVersion: a2a.Version, Extensions: exts})
 	if x.op.Streaming() {
 		failed = s.serveStream(ctx, x, s.streamEvents(ctx, x, req))
 		return

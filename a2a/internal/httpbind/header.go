@@ -53,6 +53,15 @@ func SplitList(h []byte) []string {
 	return out
 }
 
+// SetExtensions lists in the answer's A2A-Extensions header the
+// extensions the Handler activates for the call of ctx, as the
+// specification's extension activation asks; none, no header.
+func SetExtensions(ctx context.Context, x Exchange, h *server.Handler) {
+	if exts := h.ActiveExtensions(ctx); len(exts) > 0 {
+		x.SetHeader(ExtensionsHeader, strings.Join(exts, ","))
+	}
+}
+
 // SetErrorHeaders sets the headers an error's answer carries: a retryable
 // error's guidance as Retry-After, in whole seconds (at least 1), for HTTP
 // clients and proxies that read it, and an authentication error's
