@@ -231,6 +231,10 @@ type callConfig struct {
 	// untilSettled marks a call that lasts as long as the task (a
 	// blocking SendMessage), which the response timeout does not bound.
 	untilSettled bool
+	// longPoll marks a GetTask that waits for the task to pass a
+	// generation, which the server may hold up to
+	// a2a.GenerationWaitMax: the response timeout counts from then.
+	longPoll bool
 }
 
 // Header adds a request header.
@@ -251,6 +255,39 @@ func APIKey(header, key string) CallOption {
 // Extensions asks the agent to use the extensions (A2A-Extensions).
 func Extensions(uris ...string) CallOption {
 	return func(c *callConfig) { c.header.Set("A2A-Extensions", strings.Join(uris, ",")) }
+}
+
+// Generations activates a2amesh's generation extension
+// (a2a.GenerationExtension) for the call, adding it to the A2A-Extensions
+// header: with an agent whose card declares it, the tasks and events the
+// call returns carry their generation (a2a.Task.Generation, and the update
+// events'), on every binding. A call whose request sets
+// SendMessageConfiguration.IfGenerationMatch or
+// GetTaskRequest.CurrentGeneration activates it by itself, since an agent
+// ignores those fields otherwise. Extensions, which sets the whole header,
+// must come before it.
+func Generations() CallOption {
+	return func(c *callConfig) {
+		cur := c.header.Get("A2A-Extensions")
+		for u := range strings.SplitSeq(cur, ",") {
+			if strings.TrimSpace(u) == a2a.GenerationExtension {
+				return
+			}
+		}
+		if cur != "" {
+			cur += ","
+		}
+		c.header.Set("A2A-Extensions", cur+a2a.GenerationExtension)
+	}
+}
+
+// withGenerations returns opts with Generations last, without touching
+// the caller's slice, when the request uses the extension's fields.
+func withGenerations(opts []CallOption, uses bool) []CallOption {
+	if !uses {
+		return opts
+	}
+	return append(opts[:len(opts):len(opts)], Generations())
 }
 
 // Timeout bounds a unary call (not a stream), on top of Config.ResponseTimeout.
@@ -576,9 +613,12 @@ func unary[T any](ctx context.Context, c *Client, op string, opts []CallOption, 
 		ctx, cancel = context.WithTimeout(ctx, cc.timeout)
 		defer cancel()
 	}
-	if c.respTimeout > 0 && !untilSettled {
+	if bound := c.respTimeout; bound > 0 && !untilSettled {
+		if cc.longPoll {
+			bound += a2a.GenerationWaitMax
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.respTimeout, &timeoutError{msg: fmt.Sprintf("no response within %s", c.respTimeout)})
+		ctx, cancel = context.WithTimeoutCause(ctx, bound, &timeoutError{msg: fmt.Sprintf("no response within %s", bound)})
 		defer cancel()
 	}
 	h, err := c.authenticate(ctx, op, cc.header)

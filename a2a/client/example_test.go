@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -135,4 +136,60 @@ func ExampleConfig() {
 	// Output:
 	// speaking A2A 0.3
 	// configured
+}
+
+// With the generation extension (an a2amesh agent's card declares it), each
+// task and event says which change of the task it reflects: a message can
+// be made conditional on the task not having changed since it was read,
+// and GetTask can wait for the task's next change instead of polling.
+func ExampleGenerations() {
+	url, stop, err := serveEcho()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stop()
+	ctx := context.Background()
+
+	c, err := client.New(ctx, url, client.Config{CallOptions: []client.CallOption{client.Generations()}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.CloseIdleConnections()
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "input: what next?")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	task := res.(*a2a.Task)
+	fmt.Println(task.Status.State, "at generation", task.Generation)
+
+	answer := func(match a2a.Generation) *a2a.SendMessageRequest {
+		m := a2a.NewTextMessage(a2a.RoleUser, "this")
+		m.TaskID = task.ID
+		return &a2a.SendMessageRequest{Message: m, Configuration: &a2a.SendMessageConfiguration{IfGenerationMatch: &match}}
+	}
+	// An answer to a state of the task that is no longer its own.
+	_, err = c.SendMessage(ctx, answer(task.Generation-1))
+	var e *a2a.Error
+	if errors.Is(err, a2a.ErrTaskGenerationMismatch) && errors.As(err, &e) {
+		fmt.Println("refused: the task is at generation", e.Metadata["currentGeneration"])
+	}
+	if _, err = c.SendMessage(ctx, answer(task.Generation)); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// Wait for the task to pass the generation last seen (it has).
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID, CurrentGeneration: &task.Generation})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(got.Status.State, "at generation", got.Generation)
+	// Output:
+	// TASK_STATE_INPUT_REQUIRED at generation 2
+	// refused: the task is at generation 2
+	// TASK_STATE_COMPLETED at generation 5
 }

@@ -22,9 +22,16 @@ func (c *Client) withTenant(t string) string {
 //
 // A SendMessage that waits for the task lasts as long as the task, so
 // Config.ResponseTimeout does not bound it (see Timeout).
+//
+// With SendMessageConfiguration.IfGenerationMatch (which activates the
+// generation extension, see Generations) a message on an existing task is
+// taken only if the task is still at that generation; otherwise the error
+// matches a2a.ErrTaskGenerationMismatch, and its Metadata (errors.As an
+// *a2a.Error) holds the task's currentGeneration when the agent knew it.
 func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) (a2a.Event, error) {
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
+	opts = withGenerations(opts, conditional(req))
 	settles := req.Configuration == nil || !req.Configuration.ReturnImmediately
 	ev, err := unary(ctx, c, "SendMessage", opts, settles, func(ctx context.Context, h http.Header) (a2a.Event, error) {
 		return c.t.SendMessage(ctx, &r, h)
@@ -40,12 +47,26 @@ func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest, o
 }
 
 // GetTask returns a task.
+//
+// With CurrentGeneration (which activates the generation extension, see
+// Generations) it is a long poll: an agent that has the extension answers
+// once the task's generation is past it, or with the task as it is after
+// at most a2a.GenerationWaitMax, so the call's response timeout
+// (Config.ResponseTimeout) counts from then.
 func (c *Client) GetTask(ctx context.Context, req *a2a.GetTaskRequest, opts ...CallOption) (*a2a.Task, error) {
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
+	if req.CurrentGeneration != nil {
+		opts = append(withGenerations(opts, true), func(cc *callConfig) { cc.longPoll = true })
+	}
 	return unary(ctx, c, "GetTask", opts, false, func(ctx context.Context, h http.Header) (*a2a.Task, error) {
 		return c.t.GetTask(ctx, &r, h)
 	})
+}
+
+// conditional reports whether a send sets ifGenerationMatch.
+func conditional(req *a2a.SendMessageRequest) bool {
+	return req.Configuration != nil && req.Configuration.IfGenerationMatch != nil
 }
 
 // ListTasks returns a page of tasks. Over 0.3 it calls tasks/list, which

@@ -157,6 +157,7 @@ func statusError(op, target string, resp *http.Response, data []byte) error {
 			if reason, _ := m["reason"].(string); reason != "" {
 				if c, ok := a2a.CodeForReason(reason); ok {
 					e.Code = c
+					e.Metadata = infoMetadata(m)
 				}
 			}
 			continue
@@ -176,6 +177,22 @@ func statusError(op, target string, resp *http.Response, data []byte) error {
 		}
 	}
 	return fmt.Errorf("a2a client: %s: %w", op, e)
+}
+
+// infoMetadata returns a decoded google.rpc.ErrorInfo's string metadata,
+// or nil.
+func infoMetadata(info map[string]any) map[string]string {
+	md, _ := info["metadata"].(map[string]any)
+	if len(md) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // codeOfHTTPStatus is the A2A error nearest to an HTTP status, for an error
@@ -218,6 +235,9 @@ func (t *restTransport) GetTask(ctx context.Context, req *a2a.GetTaskRequest, h 
 	q := url.Values{}
 	if req.HistoryLength != nil {
 		q.Set("historyLength", strconv.Itoa(*req.HistoryLength))
+	}
+	if req.CurrentGeneration != nil {
+		q.Set("currentGeneration", strconv.FormatInt(int64(*req.CurrentGeneration), 10))
 	}
 	out := new(a2a.Task)
 	return out, t.do(ctx, "GetTask", http.MethodGet, t.endpoint(req.Tenant, q, "", "tasks", req.ID), nil, out, h)

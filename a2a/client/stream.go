@@ -33,7 +33,7 @@ type Event struct {
 func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest, opts ...CallOption) iter.Seq2[Event, error] {
 	r := *req
 	r.Tenant = c.withTenant(r.Tenant)
-	return c.stream(ctx, &StreamRequest{Send: &r}, "", opts)
+	return c.stream(ctx, &StreamRequest{Send: &r}, "", withGenerations(opts, conditional(req)))
 }
 
 // SubscribeToTask streams a running task's events, starting with the task
