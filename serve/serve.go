@@ -29,6 +29,7 @@ import (
 	"github.com/a2amesh/a2amesh/telemetry"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,6 +192,7 @@ func newServer(ctx context.Context, cfg Config, name string, make makeFunc) (_ *
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	present(card, cfg.Name, cfg.Description)
+	declareGenerations(card)
 	card.SupportedInterfaces = s.interfaces(cfg.GRPCPublicAddr)
 	s.tls = cfg.TLS
 	s.routes = cfg.Routes
@@ -273,6 +275,20 @@ func present(card *a2a.AgentCard, name, desc string) {
 		}
 		card.Description = desc
 	}
+}
+
+// declareGenerations lists on the card the generation extension
+// (a2a.GenerationExtension), which the server's Handler serves on every
+// binding to the calls that activate it; a card that lists it already is
+// left alone.
+func declareGenerations(card *a2a.AgentCard) {
+	exts := card.Capabilities.Extensions
+	if slices.ContainsFunc(exts, func(e a2a.AgentExtension) bool { return e.URI == a2a.GenerationExtension }) {
+		return
+	}
+	// A copy: the card may share its slice with the caller's.
+	card.Capabilities.Extensions = append(slices.Clip(exts), a2a.AgentExtension{URI: a2a.GenerationExtension,
+		Description: "Task generations (the A2A 1.1 draft's generation, ifGenerationMatch and currentGeneration) for calls that activate it in A2A-Extensions"})
 }
 
 // URL is the agent's URL as its card names it.
