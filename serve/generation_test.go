@@ -14,6 +14,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/eventlog"
 	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/a2a/taskstore"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/natsstore/embedded"
 	"github.com/a2amesh/a2amesh/serve"
@@ -166,12 +167,10 @@ func TestGenerationsAcrossReplicas(t *testing.T) {
 }
 
 // nlog is a replica's task log on NATS, which a test watches: subscribed
-// tells each Subscribe (a long poll's wait), before runs ahead of each
-// append.
+// tells each Subscribe (a long poll's wait).
 type nlog struct {
 	eventlog.Log
 	subscribed chan uint64
-	before     func(seq uint64)
 }
 
 func (l *nlog) Subscribe(ctx context.Context, taskID string, after uint64) iter.Seq2[eventlog.Entry, error] {
@@ -182,16 +181,28 @@ func (l *nlog) Subscribe(ctx context.Context, taskID string, after uint64) iter.
 	return l.Log.Subscribe(ctx, taskID, after)
 }
 
-func (l *nlog) Append(ctx context.Context, taskID string, seq uint64, events ...a2a.Event) error {
-	if l.before != nil {
-		l.before(seq)
-	}
-	return l.Log.Append(ctx, taskID, seq, events...)
+// ntasks is a replica's tasks on NATS, which commit each group of events
+// with the snapshot it leads to in one write (taskstore.Committer), their
+// log watched (nlog) and before run ahead of each commit, with the number
+// of its first event.
+type ntasks struct {
+	*natsstore.TaskStore
+	log    *nlog
+	before func(seq uint64)
 }
 
-// natsReplica is a Handler of turns over the stores on NATS at url, its
-// log watched by the test.
-func natsReplica(t *testing.T, url string) (*server.Handler, *nlog) {
+func (s *ntasks) Events() eventlog.Log { return s.log }
+
+func (s *ntasks) Commit(ctx context.Context, e taskstore.Entry, events ...a2a.Event) (uint64, error) {
+	if s.before != nil && len(events) > 0 {
+		s.before(e.Seq - uint64(len(events)) + 1)
+	}
+	return s.TaskStore.Commit(ctx, e, events...)
+}
+
+// natsReplica is a Handler of turns over the stores on NATS at url, which
+// the test watches.
+func natsReplica(t *testing.T, url string) (*server.Handler, *ntasks) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
@@ -204,10 +215,10 @@ func natsReplica(t *testing.T, url string) (*server.Handler, *nlog) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &nlog{Log: st.Log, subscribed: make(chan uint64, 1)}
+	tasks := &ntasks{TaskStore: st.Tasks, log: &nlog{Log: st.Tasks.Events(), subscribed: make(chan uint64, 1)}}
 	card := &a2a.AgentCard{Name: "turns", Capabilities: a2a.AgentCapabilities{Streaming: true,
 		Extensions: []a2a.AgentExtension{{URI: a2a.GenerationExtension}}}}
-	h, err := server.New(server.Config{Card: card, Executor: turns{}, Tasks: st.Tasks, Events: log, PushConfigs: st.Push,
+	h, err := server.New(server.Config{Card: card, Executor: turns{}, Tasks: tasks, PushConfigs: st.Push,
 		Retention: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -219,13 +230,13 @@ func natsReplica(t *testing.T, url string) (*server.Handler, *nlog) {
 			t.Error(err)
 		}
 	})
-	return h, log
+	return h, tasks
 }
 
 // The same over NATS, step by step: a long poll on replica B is waiting
 // (its log subscribed) when replica A commits the event that ends it; and
 // a conditional message that matched on A but whose write replica B beat
-// (B's write slipped in just before A's append) is refused as a mismatch,
+// (B's write slipped in just before A's commit) is refused as a mismatch,
 // not folded into B's task.
 func TestGenerationsAcrossNATSReplicas(t *testing.T) {
 	ns, err := embedded.Start(embedded.Config{Dir: t.TempDir(), Port: -1})
@@ -233,8 +244,9 @@ func TestGenerationsAcrossNATSReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ns.Close)
-	a, alog := natsReplica(t, ns.URL())
-	b, blog := natsReplica(t, ns.URL())
+	a, atasks := natsReplica(t, ns.URL())
+	b, btasks := natsReplica(t, ns.URL())
+	blog := btasks.log
 	ctx := server.WithCallInfo(context.Background(), server.CallInfo{ProtocolVersion: a2a.Version, Extensions: []string{a2a.GenerationExtension}})
 	send := func(h *server.Handler, taskID, text string, match *a2a.Generation) (*a2a.Task, error) {
 		m := a2a.NewTextMessage(a2a.RoleUser, text)
@@ -280,9 +292,9 @@ func TestGenerationsAcrossNATSReplicas(t *testing.T) {
 		t.Fatal("the long poll on B did not answer")
 	}
 
-	alog.before = func(seq uint64) {
-		if seq == 7 { // A is about to log its follow-up: B gets there first
-			alog.before = nil
+	atasks.before = func(seq uint64) {
+		if seq == 7 { // A is about to commit its follow-up: B gets there first
+			atasks.before = nil
 			if _, err := send(b, task.ID, "from B", new(a2a.Generation(6))); err != nil {
 				t.Error(err)
 			}

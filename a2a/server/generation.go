@@ -168,14 +168,19 @@ func generationMismatch(taskID string, want a2a.Generation, current string) *a2a
 // commitExactly commits ev, a follow-up's first event, as the event after
 // exactly those of *cur, under s.mu: a writer elsewhere (another replica)
 // that got there first makes it fail with a mismatch of generation want,
-// where commitLocked would fold ev into that writer's task.
+// where commitLocked would fold ev into that writer's task. writeLocked
+// without rebase reports that writer as the log's conflict (or seal), or,
+// when one write commits the events and the snapshot
+// (taskstore.Committer), as the snapshot's version conflict.
 func (h *Handler) commitExactly(ctx context.Context, s *slot, cur *taskstore.Entry, ev a2a.Event, want a2a.Generation) (uint64, error) {
 	next, err := foldAll(cur.Task, []a2a.Event{ev})
 	if err != nil {
 		return 0, err
 	}
 	seq, err := h.writeLocked(ctx, s, cur, next, []a2a.Event{ev}, false)
-	if errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed) {
+	lost := errors.Is(err, eventlog.ErrConflict) || errors.Is(err, eventlog.ErrSealed) ||
+		h.journal != nil && errors.Is(err, taskstore.ErrConflict)
+	if lost {
 		current := ""
 		if fresh, lerr := h.load(ctx, cur.Task.ID); lerr == nil {
 			current = strconv.FormatUint(fresh.Seq, 10)
