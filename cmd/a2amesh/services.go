@@ -285,8 +285,10 @@ func serveUntilDone(ctx context.Context, s *serve.Server, name string, sf *cli.S
 // a2a/server) rather than an adk.Agent; it needs no model.
 type executorService struct {
 	name, addr string
-	exec       server.AgentExecutor
-	card       *a2a.AgentCard
+	// setup defines the service's own flags and returns what makes its
+	// executor once they are parsed.
+	setup func(f *cli.Flags) func() server.AgentExecutor
+	card  *a2a.AgentCard
 }
 
 // executorServices lists the executor services: the echo agent, the
@@ -294,8 +296,15 @@ type executorService struct {
 // conformance kit's subject.
 func executorServices() []executorService {
 	return []executorService{
-		{name: "echo", addr: "127.0.0.1:9001", exec: new(echo.Executor), card: echo.Card("")},
-		{name: "conformance", addr: "127.0.0.1:9009", exec: new(conformance.Executor), card: conformance.Card("")},
+		{name: "echo", addr: "127.0.0.1:9001", card: echo.Card(""), setup: func(f *cli.Flags) func() server.AgentExecutor {
+			// Runs of minutes hold thousands of tasks and streams open at
+			// once at a low event rate (a2aload streams).
+			interval := f.Duration("slow-interval", 0, "time between the 20 chunks of a \"slow:\" run, which works 20 times this long (0: 250 ms)")
+			return func() server.AgentExecutor { return &echo.Executor{SlowInterval: *interval} }
+		}},
+		{name: "conformance", addr: "127.0.0.1:9009", card: conformance.Card(""), setup: func(*cli.Flags) func() server.AgentExecutor {
+			return func() server.AgentExecutor { return new(conformance.Executor) }
+		}},
 	}
 }
 
@@ -303,6 +312,7 @@ func executorServices() []executorService {
 func serveExecutor(ctx context.Context, def executorService, args []string, stdout io.Writer) error {
 	f := cli.NewFlags(def.name, envPrefix(def.name))
 	sf := cli.DefineServe(f, def.addr)
+	exec := def.setup(f)
 	if err := f.Parse(args); err != nil {
 		return err
 	}
@@ -311,7 +321,7 @@ func serveExecutor(ctx context.Context, def executorService, args []string, stdo
 		return err
 	}
 	defer done()
-	s, err := serve.NewExecutor(ctx, def.exec, def.card, cfg)
+	s, err := serve.NewExecutor(ctx, exec(), def.card, cfg)
 	if err != nil {
 		return err
 	}

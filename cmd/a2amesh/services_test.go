@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2amesh/a2amesh/internal/cli"
+	"github.com/a2amesh/a2amesh/services/echo"
 )
 
 // TestServeExecutorServices serves each executor service as `a2amesh
@@ -53,5 +56,33 @@ func TestServeExecutorServices(t *testing.T) {
 				t.Fatalf("serve: %v", err)
 			}
 		})
+	}
+}
+
+// TestEchoSlowInterval checks that --slow-interval reaches the echo
+// agent, and that without it the agent keeps its own default.
+func TestEchoSlowInterval(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]string{"--slow-interval", "3s"}, 3 * time.Second},
+	} {
+		var def executorService
+		for _, s := range executorServices() {
+			if s.name == "echo" {
+				def = s
+			}
+		}
+		f := cli.NewFlags("echo", "ECHO_TEST")
+		exec := def.setup(f)
+		if err := f.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		e, ok := exec().(*echo.Executor)
+		if !ok || e.SlowInterval != tc.want {
+			t.Errorf("%v: executor %#v, want an echo executor with SlowInterval %v", tc.args, exec(), tc.want)
+		}
 	}
 }
