@@ -7,6 +7,7 @@
 package jsonrpcserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -215,14 +216,18 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 		return
 	}
 	bufp := s.bodies.Get()
-	defer s.bodies.Put(bufp)
+	defer func() {
+		if bufp != nil {
+			s.bodies.Put(bufp)
+		}
+	}()
 	body, tooBig := httpbind.ReadBody(c, bufp, s.opts.MaxBodyBytes, s.log)
 	if tooBig {
 		c.SetHeader("Connection", "close")
 		failed = s.writeErrorStatus(c, 413, nil, a2a.Errorf(a2a.CodeInvalidRequest, "request body exceeds the limit of %d bytes", s.opts.MaxBodyBytes), version)
 		return
 	}
-	req, derr := jsonrpc.DecodeRequest(body) // req aliases body, which is reused after this call
+	req, derr := jsonrpc.DecodeRequest(body) // req aliases body, whose buffer is reused after this call
 	id = req.ID
 	if derr != nil {
 		if op, mver, ok := jsonrpc.ParseMethod(req.Method); ok {
@@ -262,7 +267,15 @@ func (s *Server) serveRPC(ctx context.Context, c httpbind.Exchange) {
 		}
 	}
 	if op.Streaming() {
-		failed = s.serveStream(ctx, c, op, mver, id, req.Params)
+		// A stream may stay open for hours, and thousands at once: once
+		// its request is decoded (which copies what it keeps), the body's
+		// buffer goes back to the pool, and the id that every event
+		// echoes is copied out of it.
+		id = bytes.Clone(id)
+		events := s.streamEvents(ctx, c, op, wireOf(mver), req.Params)
+		s.bodies.Put(bufp)
+		bufp = nil
+		failed = s.serveStream(ctx, c, op, mver, id, events)
 		return
 	}
 	result, err := s.call(ctx, op, wireOf(mver), req.Params)

@@ -226,6 +226,33 @@ func TestSubscribeStream(t *testing.T) {
 	}
 }
 
+// TestStreamIDOutlivesItsBody: a stream gives its request's buffer back
+// once the request is decoded, so other requests reuse it while the
+// stream is open; every event still echoes the stream's own JSON-RPC id.
+func TestStreamIDOutlivesItsBody(t *testing.T) {
+	for _, sw := range streamWires {
+		t.Run(sw.name, func(t *testing.T) {
+			w, g := serveGated(t, 3)
+			res := w.post(rpc("1", "SendMessage", `{"message":`+msg10("go")+`,"configuration":{"returnImmediately":true}}`), v10).result(t)
+			id := taskID10(t, res)
+			mine := `"` + strings.Repeat("s", 64) + `"`
+			s := w.stream(rpc(mine, sw.subscribe, `{"id":`+quote(id)+`}`), sw.headers)
+			first := s.mustNext()
+			// Requests of the same shape, whose ids sit where the stream's
+			// did in its body.
+			for i := range 20 {
+				other := `"` + strings.Repeat(strconv.Itoa(i%10), 64) + `"`
+				w.post(rpc(other, "GetTask", `{"id":`+quote(id)+`}`), v10).result(t)
+			}
+			g.open()
+			evs := results(t, append([]sseEvent{first}, s.all()...), mine)
+			if len(evs) != 5 {
+				t.Fatalf("%d events, want 5 (the task, 3 chunks, COMPLETED)", len(evs))
+			}
+		})
+	}
+}
+
 // TestSubscribeInterrupted subscribes to a task waiting for input: the
 // snapshot arrives at once (without waiting for a keep-alive to flush it),
 // and the stream follows the run the answer starts to its end.

@@ -14,16 +14,16 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/server"
 )
 
-// serveStream answers a streaming method with Server-Sent Events. Each
-// event's data is a JSON-RPC response carrying the request id; its SSE id is
-// the event's sequence number in the task, which a client can send back as
-// Last-Event-ID to resume. Errors, including those found before the first
+// serveStream answers a streaming method with the Server-Sent Events of
+// events, which streamEvents made. Each event's data is a JSON-RPC
+// response carrying the request id; its SSE id is the event's sequence
+// number in the task, which a client can send back as Last-Event-ID to
+// resume. Errors, including those found before the first
 // event, are sent as an event too: streaming clients read only events.
 // It returns the error the stream ended with; nil when it ended with its
 // last event, or when its client went away.
-func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, id json.RawMessage, params json.RawMessage) error {
+func (s *Server) serveStream(ctx context.Context, c httpbind.Exchange, op jsonrpc.Op, version string, id json.RawMessage, events iter.Seq2[eventlog.Entry, error]) error {
 	w := wireOf(version)
-	events := s.streamEvents(ctx, c, op, w, params)
 	ew := httpbind.NewEventWriter(c, s.opts.KeepAlive)
 	defer ew.Close()
 	// What the loop's body changes, in one variable: the body is a

@@ -250,6 +250,12 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 	}
 	httpbind.SetExtensions(ctx, c, s.h)
 	var body []byte
+	var bufp *[]byte // body's buffer, until the request is decoded
+	defer func() {
+		if bufp != nil {
+			s.bodies.Put(bufp)
+		}
+	}()
 	if method == "POST" {
 		// A body must be declared JSON, so that a browser asks before
 		// sending one from another site (see httpbind's Hosts); a request
@@ -260,8 +266,7 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 			failed = s.writeStatus(x, 415, statusInvalidArgument, a2a.Errorf(a2a.CodeContentTypeNotSupported, "Content-Type %s is not JSON: send A2A HTTP+JSON bodies as application/a2a+json or application/json", ct))
 			return
 		}
-		bufp := s.bodies.Get()
-		defer s.bodies.Put(bufp)
+		bufp = s.bodies.Get()
 		var tooBig bool
 		if body, tooBig = httpbind.ReadBody(c, bufp, s.cfg.MaxBodyBytes, s.log); tooBig {
 			c.SetHeader("Connection", "close")
@@ -274,6 +279,13 @@ func (s *Server) serve(ctx context.Context, c httpbind.Exchange) {
 		}
 	}
 	req, derr := decodeRequest(m.target, c.RawQuery(), body)
+	// The request keeps nothing of the body (decoding copies): a stream,
+	// which may stay open for hours, and thousands at once, does not hold
+	// the buffer.
+	if bufp != nil {
+		s.bodies.Put(bufp)
+		bufp = nil
+	}
 	if derr != nil {
 		failed = s.writeError(x, derr)
 		return
