@@ -164,7 +164,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			if !yield(eventlog.Entry{Seq: e.Seq, Event: e.Task}, nil) {
 				return
 			}
-			h.follow(ctx, req.ID, e.Seq, yield)
+			h.followTask(ctx, req.ID, e.Seq, yield)
 			return
 		}
 		after, err := strconv.ParseUint(strings.TrimSpace(lastEventID), 10, 64)
@@ -176,8 +176,31 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			yield(eventlog.Entry{}, a2a.Errorf(a2a.CodeInvalidParams, "Last-Event-ID %d is beyond task %q's last event %d", after, req.ID, e.Seq))
 			return
 		}
-		h.follow(ctx, req.ID, after, yield)
+		h.followTask(ctx, req.ID, after, yield)
 	}
+}
+
+// followTask is follow for a subscriber. While a run in this process
+// holds the task, its events come from the run, as the run's own stream's
+// do, rather than from a subscription to the log: on JetStream that is a
+// consumer on the NATS server, which costs it memory and work per stream,
+// and the events stream takes at most 1,000 consumers (nats-server's
+// default).
+func (h *Handler) followTask(ctx context.Context, taskID string, after uint64, yield func(eventlog.Entry, error) bool) {
+	h.mu.Lock()
+	s := h.slots[taskID]
+	h.mu.Unlock()
+	var r *run
+	if s != nil {
+		s.mu.Lock()
+		r = s.run
+		s.mu.Unlock()
+	}
+	if r == nil {
+		h.follow(ctx, taskID, after, yield)
+		return
+	}
+	h.followRun(ctx, r, after, yield)
 }
 
 // follow yields the task's logged events after seq after until one of them
