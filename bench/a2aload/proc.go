@@ -62,3 +62,34 @@ func memory(pid int) (rss, peak int64, err error) {
 	}
 	return rss, peak, nil
 }
+
+// openFiles returns how many file descriptors a process has open, from
+// /proc/<pid>/fd.
+func openFiles(pid int) (int, error) {
+	es, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0, err
+	}
+	return len(es), nil
+}
+
+// openFilesLimit returns a process's soft limit on open files, from
+// /proc/<pid>/limits.
+func openFilesLimit(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if f[0] == "unlimited" {
+					return 1 << 62, nil
+				}
+				return strconv.ParseUint(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no open-file limit in /proc/%d/limits", pid)
+}
