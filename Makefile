@@ -106,8 +106,10 @@ bench: build
 # against the open server (auth); what a remote hop adds, with adk-go
 # v0.3.0 + a2a-go v0.3.3 (hops); the echo service's stores in memory vs on
 # JetStream, beside what acknowledged JetStream writes alone cost (state);
-# memory at default flags under sustained and hostile load (soak). See
-# docs/benchmarks.md.
+# memory at default flags under sustained and hostile load (soak); what
+# 10,000 running tasks and a stream open on each cost one echo process
+# (streams, about 90 s; --peer bin/a2agoecho holds them on a2a-go too,
+# --state nats on JetStream). See docs/benchmarks.md.
 # The echo comparisons run every server at Go's default GOGC (a2amesh
 # services run at 200 otherwise, cli.TuneProcess), as the peers do.
 bench-load: build
@@ -118,6 +120,7 @@ bench-load: build
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
 	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
+	GOGC=100 bin/a2aload streams --ours "bin/a2amesh serve echo" | tee bin/streams.md
 
 build:
 	@mkdir -p bin
