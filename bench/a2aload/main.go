@@ -7,6 +7,7 @@
 //	a2aload hops --ours bin/hops --peer bin/adkgohops
 //	a2aload state --echo "bin/a2amesh serve echo"
 //	a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
+//	a2aload retain --ours "bin/a2amesh serve echo" --before "bin/a2amesh-before serve echo"
 //	a2aload auth --ours "bin/a2amesh serve echo"
 //	a2aload telemetry --ours "bin/a2amesh serve echo" --before "bin/a2amesh-before serve echo"
 //
@@ -19,8 +20,10 @@
 // same for each binding both servers serve (JSON-RPC, HTTP+JSON, gRPC).
 // auth measures what authenticating each request costs: the echo server
 // open beside it gated by an API key and by bearer JWTs. telemetry
-// measures what tracing every request costs beside tracing off. run
-// --header sends credentials to a gated server.
+// measures what tracing every request costs beside tracing off. retain
+// measures what a finished task costs the echo server to keep (RSS per
+// task, GC per request), beside another build. run --header sends
+// credentials to a gated server.
 package main
 
 import (
@@ -53,6 +56,8 @@ func main() {
 		err = stateCmd(os.Args[2:])
 	case "soak":
 		err = soakCmd(os.Args[2:])
+	case "retain":
+		err = retainCmd(os.Args[2:])
 	case "bindings":
 		err = bindingsCmd(os.Args[2:])
 	case "auth":
@@ -71,7 +76,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|telemetry|hops|state|soak [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|telemetry|hops|state|soak|retain [flags] (see -h of each)")
 	os.Exit(2)
 }
 
