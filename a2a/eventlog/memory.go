@@ -25,6 +25,8 @@ type Memory struct {
 	mu     sync.RWMutex
 	tasks  map[string]*taskLog // the logs held as they are
 	sealed offheap.Map         // the sealed logs held packed (see pack), by task id
+	// buffers are scratch space for packing a log (*packing).
+	buffers sync.Pool
 }
 
 var _ Log = (*Memory)(nil)
@@ -110,8 +112,15 @@ func (m *Memory) Append(_ context.Context, taskID string, seq uint64, events ...
 	if sealed {
 		// The entries change no more: they are packed without the log's
 		// lock, which subscribers take.
-		if rec := pack(taskID, entries); rec != nil {
-			m.hold(taskID, l, rec)
+		p, _ := m.buffers.Get().(*packing)
+		if p == nil {
+			p = new(packing)
+		}
+		if p.pack(taskID, entries) {
+			m.hold(taskID, l, p.rec)
+		}
+		if cap(p.json) <= 64<<10 && cap(p.rec) <= 64<<10 {
+			m.buffers.Put(p)
 		}
 	}
 	return nil
@@ -123,26 +132,34 @@ func (m *Memory) Append(_ context.Context, taskID string, seq uint64, events ...
 //	the events             each one's 1.0 JSON (a StreamResponse), packed
 //	                       together by packjson, knowing the task id
 
-// pack returns the record of a sealed log's entries, or nil if one of them
-// cannot be encoded.
-func pack(taskID string, entries []Entry) []byte {
-	var js []byte
-	docs := make([][]byte, len(entries))
-	ends := make([]int, len(entries))
-	for i, e := range entries {
+// packing makes the record of a sealed log, in buffers kept for the
+// next.
+type packing struct {
+	json, rec []byte
+	docs      [][]byte
+	ends      []int
+}
+
+// pack makes p.rec the record of a sealed log's entries; it fails if one
+// of them cannot be encoded.
+func (p *packing) pack(taskID string, entries []Entry) bool {
+	p.json, p.ends = p.json[:0], p.ends[:0]
+	for _, e := range entries {
 		var err error
-		if js, err = a2a.AppendJSON(js, a2a.Wrap(e.Event)); err != nil {
-			return nil
+		if p.json, err = a2a.AppendJSON(p.json, a2a.Wrap(e.Event)); err != nil {
+			return false
 		}
-		ends[i] = len(js)
+		p.ends = append(p.ends, len(p.json))
 	}
+	p.docs = p.docs[:0]
 	start := 0
-	for i, end := range ends {
-		docs[i] = js[start:end]
+	for _, end := range p.ends {
+		p.docs = append(p.docs, p.json[start:end])
 		start = end
 	}
-	rec := binary.AppendUvarint(make([]byte, 0, len(js)/2), uint64(len(entries)))
-	return packjson.Pack(rec, []string{taskID}, docs...)
+	p.rec = binary.AppendUvarint(p.rec[:0], uint64(len(entries)))
+	p.rec = packjson.Pack(p.rec, []string{taskID}, p.docs...)
+	return true
 }
 
 // hold replaces the sealed log l of the task by its record, unless the log
