@@ -263,15 +263,30 @@ func plainEnd(doc []byte, i int) int {
 // opening at doc[i]. What the literal holds is copied as it is, so a
 // control byte in it does no harm.
 func stringEnd(doc []byte, i int) (int, bool) {
-	q := bytes.IndexByte(doc[i+1:], '"')
+	j := i + 1
+	// Most literals are short: a loop costs less than IndexByte's calls
+	// until they are not.
+	for end := min(len(doc), j+32); j < end; j++ {
+		switch doc[j] {
+		case '"':
+			return j, true
+		case '\\':
+			return escapedEnd(doc, j)
+		}
+	}
+	q := bytes.IndexByte(doc[j:], '"')
 	if q < 0 {
 		return 0, false
 	}
-	if end := i + 1 + q; bytes.IndexByte(doc[i+1:end], '\\') < 0 {
-		return end, true
+	if b := bytes.IndexByte(doc[j:j+q], '\\'); b >= 0 {
+		return escapedEnd(doc, j+b) // the quote found may be escaped
 	}
-	// Escapes: the quote found may be one of them.
-	for j := i + 1; j < len(doc); j++ {
+	return j + q, true
+}
+
+// escapedEnd is stringEnd from the backslash at doc[j] on.
+func escapedEnd(doc []byte, j int) (int, bool) {
+	for ; j < len(doc); j++ {
 		switch doc[j] {
 		case '"':
 			return j, true
