@@ -105,8 +105,8 @@ bench: build
 # against the open server (auth); what a remote hop adds, with adk-go
 # v0.3.0 + a2a-go v0.3.3 (hops); the echo service's stores in memory vs on
 # JetStream, beside what acknowledged JetStream writes alone cost (state);
-# memory at default flags under sustained and hostile load (soak). See
-# docs/benchmarks.md.
+# memory at default flags under sustained and hostile load (soak); what a
+# finished task costs to keep (retain). See docs/benchmarks.md.
 # The echo comparisons run every server at Go's default GOGC (a2amesh
 # services run at 200 otherwise, cli.TuneProcess), as the peers do.
 bench-load: build
@@ -117,6 +117,7 @@ bench-load: build
 	bin/a2aload hops --ours bin/hops --peer bin/adkgohops | tee bin/hops.md
 	bin/a2aload state | tee bin/state.md
 	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
+	GOGC=100 bin/a2aload retain --ours "bin/a2amesh serve echo" | tee bin/retain.md
 
 build:
 	@mkdir -p bin
