@@ -18,7 +18,9 @@
 // quarters of them used.
 //
 // A Map is not safe for concurrent use: its owner guards it, and may read
-// it (Get, All) from several goroutines while nothing changes it.
+// it (Get, All) from several goroutines while nothing changes it. A Map
+// that becomes unreachable gives its memory back to the system (a cleanup
+// does); it must not be copied.
 package offheap
 
 import (
@@ -26,6 +28,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"runtime"
 )
 
 // MaxValue is the largest value a Map holds.
@@ -51,15 +54,30 @@ const (
 // Map is a map from strings to byte values. Its zero value is empty and
 // ready to use.
 type Map struct {
-	seed  maphash.Seed
-	table []byte // slotSize bytes per slot, a power of two of them
-	n     int    // entries
+	seed maphash.Seed
+	mem  *memory // nil before the first entry
+	n    int     // entries
 
-	chunks map[uint32]*chunk
 	cur    *chunk // where records are written; nil before the first
 	next   uint32 // the id of the next chunk; ids start at 1
 	oldest uint32 // the lowest id in chunks
 	held   int    // bytes mapped, chunks and table
+}
+
+// memory is what a Map has mapped, apart from the Map, for the cleanup
+// that unmaps it once the Map is unreachable.
+type memory struct {
+	table  []byte // slotSize bytes per slot, a power of two of them
+	chunks map[uint32]*chunk
+}
+
+func (mem *memory) unmap() {
+	for _, c := range mem.chunks {
+		unmapMemory(c.mem)
+	}
+	if mem.table != nil {
+		unmapMemory(mem.table)
+	}
 }
 
 // ref is a record's place: its chunk's id and its offset there. No record
@@ -99,8 +117,12 @@ func (m *Map) Set(key string, n int) ([]byte, error) {
 	if len(key) > MaxKey || n < 0 || n > MaxValue {
 		return nil, fmt.Errorf("offheap: an entry of %d bytes under a key of %d is too large", n, len(key))
 	}
-	if m.table == nil {
+	if m.mem == nil {
 		m.seed = maphash.MakeSeed()
+		m.mem = &memory{chunks: make(map[uint32]*chunk)}
+		runtime.AddCleanup(m, (*memory).unmap, m.mem)
+	}
+	if m.mem.table == nil {
 		if err := m.resize(minSlots); err != nil {
 			return nil, err
 		}
@@ -164,15 +186,20 @@ func uvarintLen(n int) int {
 	return w
 }
 
-func (m *Map) slots() int { return len(m.table) / slotSize }
+func (m *Map) slots() int {
+	if m.mem == nil {
+		return 0
+	}
+	return len(m.mem.table) / slotSize
+}
 
-func (m *Map) slotHash(i int) uint64 { return binary.LittleEndian.Uint64(m.table[i*slotSize:]) }
+func (m *Map) slotHash(i int) uint64 { return binary.LittleEndian.Uint64(m.mem.table[i*slotSize:]) }
 
-func (m *Map) slotRef(i int) ref { return ref(binary.LittleEndian.Uint64(m.table[i*slotSize+8:])) }
+func (m *Map) slotRef(i int) ref { return ref(binary.LittleEndian.Uint64(m.mem.table[i*slotSize+8:])) }
 
 func (m *Map) setSlot(i int, h uint64, r ref) {
-	binary.LittleEndian.PutUint64(m.table[i*slotSize:], h)
-	binary.LittleEndian.PutUint64(m.table[i*slotSize+8:], uint64(r))
+	binary.LittleEndian.PutUint64(m.mem.table[i*slotSize:], h)
+	binary.LittleEndian.PutUint64(m.mem.table[i*slotSize+8:], uint64(r))
 }
 
 // find returns the slot holding key, or the empty slot where it would go.
@@ -201,7 +228,7 @@ func (m *Map) clearSlot(i int) {
 		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
 			continue
 		}
-		copy(m.table[i*slotSize:(i+1)*slotSize], m.table[j*slotSize:(j+1)*slotSize])
+		copy(m.mem.table[i*slotSize:(i+1)*slotSize], m.mem.table[j*slotSize:(j+1)*slotSize])
 		i = j
 	}
 	m.setSlot(i, 0, 0)
@@ -213,8 +240,8 @@ func (m *Map) resize(n int) error {
 	if err != nil {
 		return fmt.Errorf("offheap: map a table of %d slots: %w", n, err)
 	}
-	old := m.table
-	m.table = table
+	old := m.mem.table
+	m.mem.table = table
 	m.held += len(table) - len(old)
 	mask := n - 1
 	for i := 0; i < len(old); i += slotSize {
@@ -237,7 +264,7 @@ func (m *Map) resize(n int) error {
 
 // record returns the key and value of the record at r.
 func (m *Map) record(r ref) (key, value []byte) {
-	c := m.chunks[uint32(r>>32)]
+	c := m.mem.chunks[uint32(r>>32)]
 	off := int(uint32(r))
 	n := int(binary.LittleEndian.Uint32(c.mem[off:]) >> 1)
 	rec := c.mem[off+headerSize : off+headerSize+n : off+headerSize+n]
@@ -258,14 +285,11 @@ func (m *Map) alloc(n int) (ref, []byte, error) {
 		if err != nil {
 			return 0, nil, fmt.Errorf("offheap: map %d bytes: %w", size, err)
 		}
-		if m.chunks == nil {
-			m.chunks = make(map[uint32]*chunk)
-		}
 		m.next++
 		c = &chunk{id: m.next, mem: mem}
-		m.chunks[c.id] = c
+		m.mem.chunks[c.id] = c
 		m.held += len(mem)
-		if len(m.chunks) == 1 {
+		if len(m.mem.chunks) == 1 {
 			m.oldest = c.id
 		}
 		if size == chunkSize {
@@ -286,7 +310,7 @@ func (m *Map) alloc(n int) (ref, []byte, error) {
 // free marks the record at r deleted, and lets its chunk go, or moves the
 // records left in it, once it is empty or mostly so.
 func (m *Map) free(r ref) {
-	c := m.chunks[uint32(r>>32)]
+	c := m.mem.chunks[uint32(r>>32)]
 	off := int(uint32(r))
 	h := binary.LittleEndian.Uint32(c.mem[off:])
 	binary.LittleEndian.PutUint32(c.mem[off:], h|1)
@@ -333,7 +357,7 @@ func (m *Map) evacuate(c *chunk) {
 }
 
 func (m *Map) release(c *chunk) {
-	delete(m.chunks, c.id)
+	delete(m.mem.chunks, c.id)
 	m.held -= len(c.mem)
 	unmapMemory(c.mem)
 	c.mem = nil
@@ -342,7 +366,7 @@ func (m *Map) release(c *chunk) {
 	}
 	if c.id == m.oldest {
 		m.oldest = m.next + 1
-		for id := range m.chunks {
+		for id := range m.mem.chunks {
 			m.oldest = min(m.oldest, id)
 		}
 	}

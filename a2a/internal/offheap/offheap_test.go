@@ -93,8 +93,8 @@ func TestMap(t *testing.T) {
 				t.Fatal("a deleted key is found")
 			}
 			m.Delete(key(0)) // not there: nothing
-			if m.Held() > chunkSize+minSlots*slotSize || len(m.chunks) > 1 {
-				t.Fatalf("everything deleted: %d bytes in %d chunks still held, want the current chunk and a small table", m.Held(), len(m.chunks))
+			if m.Held() > chunkSize+minSlots*slotSize || len(m.mem.chunks) > 1 {
+				t.Fatalf("everything deleted: %d bytes in %d chunks still held, want the current chunk and a small table", m.Held(), len(m.mem.chunks))
 			}
 		})
 	}
