@@ -109,7 +109,8 @@ bench: build
 # memory at default flags under sustained and hostile load (soak); what
 # 10,000 running tasks and a stream open on each cost one echo process
 # (streams, about 90 s; --peer bin/a2agoecho holds them on a2a-go too,
-# --state nats on JetStream). See docs/benchmarks.md.
+# --state nats on JetStream); what a finished task costs to keep (retain).
+# See docs/benchmarks.md.
 # The echo comparisons run every server at Go's default GOGC (a2amesh
 # services run at 200 otherwise, cli.TuneProcess), as the peers do.
 bench-load: build
@@ -121,6 +122,7 @@ bench-load: build
 	bin/a2aload state | tee bin/state.md
 	GOGC=100 bin/a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho | tee bin/soak.md
 	GOGC=100 bin/a2aload streams --ours "bin/a2amesh serve echo" | tee bin/streams.md
+	GOGC=100 bin/a2aload retain --ours "bin/a2amesh serve echo" | tee bin/retain.md
 
 build:
 	@mkdir -p bin

@@ -6,6 +6,11 @@
 //
 // A task's log is sealed by its terminal event: nothing can be appended
 // after it and every subscription ends after delivering it.
+//
+// A log may hold events encoded, as a durable one does and as Memory does
+// a sealed log's: each replay of them is then new events, equal to those
+// appended as their 1.0 JSON decodes (metadata in JSON's own types), not
+// the pointers appended.
 package eventlog
 
 import (

@@ -54,10 +54,12 @@ type Limits struct {
 	// MaxFinishedTasks and MaxFinishedBytes bound the finished tasks kept
 	// for Config.Retention (with their event logs and webhooks): beyond
 	// either, the oldest go first, so memory stays bounded at any request
-	// rate. A task's bytes are its size as for MaxTaskBytes plus about 1
-	// KiB per event, what holding its log costs in memory. 0 means 20,000
-	// tasks and 64 MiB; negative: no limit. A negative Retention (stores
-	// that drop finished tasks themselves) disables both.
+	// rate. A task's bytes are its size as for MaxTaskBytes plus about 100
+	// per event: what the in-memory stores take to hold it finished,
+	// packed (a task heavy with content takes up to twice its size). 0
+	// means 20,000 tasks and 64 MiB; negative: no limit. A negative
+	// Retention (stores that drop finished tasks themselves) disables
+	// both.
 	MaxFinishedTasks int
 	MaxFinishedBytes int64
 	// MaxPushConfigsPerTask bounds the push notification configs (webhooks)

@@ -15,11 +15,15 @@ import (
 // fieldCost is what a field's name, quotes and separators add, roughly.
 const fieldCost = 16
 
-// eventMemory is about what a logged event costs in memory beyond its
-// content (the event, its artifact or message, their parts, the log
-// entry): measured at 0.5-1 KiB on amd64. A finished task is kept at its
-// content's size plus this for each of its events.
-const eventMemory = 1024
+// eventMemory is about what a finished task costs in memory for each of
+// its events beyond its content's size. The in-memory stores hold a
+// finished task packed, outside the Go heap (taskstore.Memory,
+// eventlog.Memory): the echo agent's task of three events, whose size is
+// 660, takes 0.9 KiB of resident memory all told (a2aload retain,
+// docs/benchmarks.md). A finished task is kept at its content's size plus
+// this for each of its events; one heavy with content costs up to twice
+// its size, its snapshot and its log each holding the content.
+const eventMemory = 96
 
 func sizeOfEvent(ev a2a.Event) int {
 	switch e := ev.(type) {

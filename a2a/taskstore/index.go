@@ -1,28 +1,22 @@
 package taskstore
 
-import (
-	"slices"
+import "slices"
 
-	"github.com/a2amesh/a2amesh/a2a"
-)
-
-// index keeps tasks in order in sorted chunks of contiguous entries, so that
-// a page is found with two binary searches and read in order. Entries are
-// stored oldest first (the reverse of List order) because a task that is
-// updated gets the newest key: what a server does most, a task moving to
-// the newest end and the oldest one going when it is evicted, appends to
-// the last chunk and takes from the first. A chunk grows to maxChunk
-// entries, then splits in two; an empty one goes (but the last). The zero
-// value is empty.
+// index keeps the keys of tasks in order, in sorted chunks of contiguous
+// keys, so that a page is found with two binary searches and read in
+// order. Keys are stored oldest first (the reverse of List order) because
+// a task that is updated gets the newest key: what a server does most, a
+// task moving to the newest end and the oldest one going when it is
+// evicted, appends to the last chunk and takes from the first. A chunk
+// grows to maxChunk keys, then splits in two; an empty one goes (but the
+// last). The zero value is empty. The tasks themselves are found by id:
+// the index holds no snapshot, so a change that leaves a task's place
+// leaves the index alone, and a finished task held packed costs it only
+// its key.
 type index struct {
-	chunks [][]entry
-	lasts  []ikey // lasts[i] is the key of chunks[i]'s last (newest) entry
+	chunks [][]ikey
+	lasts  []ikey // lasts[i] is chunks[i]'s last (newest) key
 	n      int
-}
-
-type entry struct {
-	key  ikey
-	task *a2a.Task
 }
 
 // ikey is a Cursor as the index compares it: in nanoseconds, which is
@@ -42,8 +36,9 @@ func (k ikey) less(l ikey) bool {
 	return k.id < l.id
 }
 
-// maxChunk is the most entries in a chunk: a move within one costs at most
-// that many entries' memmove (32 bytes each).
+// maxChunk is the most keys in a chunk: a move within one costs at most
+// that many keys' memmove (24 bytes each), and its array is 1.5 KiB, a
+// size class of its own.
 const maxChunk = 64
 
 func (ix *index) len() int { return ix.n }
@@ -69,44 +64,52 @@ func (ix *index) chunkOf(key ikey) int {
 
 // at returns where key is, or would go, in chunk i.
 func (ix *index) at(i int, key ikey) int {
-	c := ix.chunks[i]
-	lo, hi := 0, len(c)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if c[m].key.less(key) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	return firstNotLess(ix.chunks[i], key)
 }
 
-// insert adds task under key, which must not be in the index.
-func (ix *index) insert(key ikey, task *a2a.Task) {
-	e := entry{key, task}
+// insert adds key, which must not be in the index.
+func (ix *index) insert(key ikey) {
 	if ix.n == 0 {
 		if len(ix.chunks) == 0 {
-			ix.chunks, ix.lasts = [][]entry{make([]entry, 0, 4)}, []ikey{{}}
+			ix.chunks, ix.lasts = [][]ikey{make([]ikey, 0, 4)}, []ikey{{}}
 		}
-		ix.chunks[0], ix.lasts[0], ix.n = append(ix.chunks[0][:0], e), key, 1
+		ix.chunks[0], ix.lasts[0], ix.n = append(ix.chunks[0][:0], key), key, 1
 		return
 	}
 	i := ix.chunkOf(key)
-	c := slices.Insert(ix.chunks[i], ix.at(i, key), e)
+	j := ix.at(i, key)
 	ix.n++
-	if len(c) <= maxChunk {
-		ix.chunks[i], ix.lasts[i] = c, c[len(c)-1].key
-		return
+	if c := ix.chunks[i]; len(c) == maxChunk {
+		// A full chunk is split before it grows past maxChunk, which
+		// would double its array. Where most keys come newer than every
+		// other (what a server adds, a little out of order when tasks
+		// finish at once), the last chunk is split where the key goes
+		// in its newer half, so that the chunks it leaves behind are
+		// mostly full; elsewhere, in halves.
+		at := len(c) / 2
+		if i == len(ix.chunks)-1 && j > at {
+			at = j
+		}
+		newer := append(make([]ikey, 0, maxChunk), c[at:]...)
+		clear(c[at:])
+		ix.chunks[i], ix.lasts[i] = c[:at], c[at-1]
+		ix.chunks = slices.Insert(ix.chunks, i+1, newer)
+		ix.lasts = slices.Insert(ix.lasts, i+1, key) // set below if newer is empty
+		if len(newer) > 0 {
+			ix.lasts[i+1] = newer[len(newer)-1]
+		}
+		if j >= at {
+			i, j = i+1, j-at
+		}
 	}
-	// Split: the newer half gets a chunk of its own.
-	half := len(c) / 2
-	newer := append(make([]entry, 0, maxChunk), c[half:]...)
-	clear(c[half:])
-	c = c[:half]
-	ix.chunks[i], ix.lasts[i] = c, c[half-1].key
-	ix.chunks = slices.Insert(ix.chunks, i+1, newer)
-	ix.lasts = slices.Insert(ix.lasts, i+1, newer[len(newer)-1].key)
+	c := ix.chunks[i]
+	if len(c) == cap(c) {
+		// Grown here, not by append, whose growth would not stop at
+		// maxChunk.
+		c = append(make([]ikey, 0, min(max(4, 2*cap(c)), maxChunk)), c...)
+	}
+	c = slices.Insert(c, j, key)
+	ix.chunks[i], ix.lasts[i] = c, c[len(c)-1]
 }
 
 // remove deletes key from the index, if it is there.
@@ -117,13 +120,13 @@ func (ix *index) remove(key ikey) {
 	i := ix.chunkOf(key)
 	c := ix.chunks[i]
 	j := ix.at(i, key)
-	if j == len(c) || c[j].key != key {
+	if j == len(c) || c[j] != key {
 		return
 	}
 	c = slices.Delete(c, j, j+1)
 	ix.n--
 	if len(c) > 0 {
-		ix.chunks[i], ix.lasts[i] = c, c[len(c)-1].key
+		ix.chunks[i], ix.lasts[i] = c, c[len(c)-1]
 		return
 	}
 	if ix.n == 0 {
@@ -135,17 +138,6 @@ func (ix *index) remove(key ikey) {
 	}
 	ix.chunks = slices.Delete(ix.chunks, i, i+1)
 	ix.lasts = slices.Delete(ix.lasts, i, i+1)
-}
-
-// set replaces the task under key, which must be in the index.
-func (ix *index) set(key ikey, task *a2a.Task) {
-	if ix.n == 0 {
-		return
-	}
-	i := ix.chunkOf(key)
-	if j := ix.at(i, key); j < len(ix.chunks[i]) && ix.chunks[i][j].key == key {
-		ix.chunks[i][j].task = task
-	}
 }
 
 // below returns how many keys are less than (older than) key, and where
@@ -172,15 +164,15 @@ func (ix *index) newerThan(key ikey) int {
 		return 0
 	}
 	below, i, j := ix.below(key)
-	if j+1 < len(ix.chunks[i]) && ix.chunks[i][j+1].key == key {
+	if j+1 < len(ix.chunks[i]) && ix.chunks[i][j+1] == key {
 		below++ // key itself is not newer
 	}
 	return ix.n - below
 }
 
-// ascend calls fn for the tasks after after in List order (from the first
+// ascend calls fn for the keys after after in List order (from the first
 // when nil), newest first, until fn returns false.
-func (ix *index) ascend(after *Cursor, fn func(*a2a.Task) bool) {
+func (ix *index) ascend(after *Cursor, fn func(ikey) bool) {
 	if ix.n == 0 {
 		return
 	}
@@ -192,7 +184,7 @@ func (ix *index) ascend(after *Cursor, fn func(*a2a.Task) bool) {
 	for ; i >= 0; i-- {
 		c := ix.chunks[i]
 		for ; j >= 0; j-- {
-			if !fn(c[j].task) {
+			if !fn(c[j]) {
 				return
 			}
 		}

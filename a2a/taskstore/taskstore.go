@@ -3,6 +3,11 @@
 // version, and Memory, the in-process implementation. Durable
 // implementations (JetStream KV) satisfy the same interface and pass the
 // same conformance suite (package storetest).
+//
+// A store may hold a task encoded, as a durable one does and as Memory
+// does a finished task's: each read of it is then a new snapshot, equal
+// to the one stored as its 1.0 JSON decodes (metadata in JSON's own
+// types), not the pointer stored.
 package taskstore
 
 import (

@@ -8,6 +8,7 @@
 //	a2aload state --echo "bin/a2amesh serve echo"
 //	a2aload soak --ours "bin/a2amesh serve echo" --peer bin/a2agoecho
 //	a2aload streams --ours "bin/a2amesh serve echo" --peer bin/a2agoecho [--state nats]
+//	a2aload retain --ours "bin/a2amesh serve echo" --before "bin/a2amesh-before serve echo"
 //	a2aload auth --ours "bin/a2amesh serve echo"
 //	a2aload telemetry --ours "bin/a2amesh serve echo" --before "bin/a2amesh-before serve echo"
 //
@@ -22,8 +23,9 @@
 // open beside it gated by an API key and by bearer JWTs. telemetry
 // measures what tracing every request costs beside tracing off. streams
 // holds 10,000 tasks running and a stream open on each on one process and
-// reports what each costs it. run --header sends credentials to a gated
-// server.
+// reports what each costs it. retain measures what a finished task costs
+// the echo server to keep (RSS per task, GC per request), beside another
+// build. run --header sends credentials to a gated server.
 package main
 
 import (
@@ -56,6 +58,8 @@ func main() {
 		err = stateCmd(os.Args[2:])
 	case "soak":
 		err = soakCmd(os.Args[2:])
+	case "retain":
+		err = retainCmd(os.Args[2:])
 	case "bindings":
 		err = bindingsCmd(os.Args[2:])
 	case "auth":
@@ -76,7 +80,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|telemetry|hops|state|soak|streams [flags] (see -h of each)")
+	fmt.Fprintln(os.Stderr, "usage: a2aload run|compare|bindings|auth|telemetry|hops|state|soak|streams|retain [flags] (see -h of each)")
 	os.Exit(2)
 }
 
