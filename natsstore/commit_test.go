@@ -199,3 +199,26 @@ func TestSnapshotsOfEarlierBuilds(t *testing.T) {
 		t.Fatalf("the same update again: %v, want ErrConflict", err)
 	}
 }
+
+// The events stream serves more consumers than nats-server's default of
+// 1,000: every SubscribeToTask a replica serves for a task another replica
+// runs is one.
+func TestEventsStreamServesManyConsumers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	js := replica(t, natsServer(t))
+	if err := natsstore.EnsureEventsStream(ctx, js, natsstore.EventsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, natsstore.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1_001 {
+		_, err := s.CreateConsumer(ctx, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true,
+			InactiveThreshold: time.Minute, FilterSubject: fmt.Sprintf("%sweather.t%d", natsstore.EventsSubjectPrefix, i)})
+		if err != nil {
+			t.Fatalf("consumer %d: %v", i+1, err)
+		}
+	}
+}

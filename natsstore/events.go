@@ -60,7 +60,16 @@ type EventsConfig struct {
 	MaxPerTask int64
 	// Replicas is the stream's replica count in a cluster; 0 means 1.
 	Replicas int
+	// MaxConsumers is the most consumers the stream serves at once: one
+	// per SubscribeToTask a replica serves for a task another replica
+	// runs or that waits for input, per `a2amesh watch` and per ListTasks
+	// under way. 0 means 10,000, a follower for each of the live tasks a
+	// server takes by default (nats-server's own default is 1,000).
+	MaxConsumers int
 }
+
+// defaultMaxConsumers is EventsConfig.MaxConsumers's default.
+const defaultMaxConsumers = 10_000
 
 // defaultMaxAge is EventsConfig.MaxAge's default.
 const defaultMaxAge = 24 * time.Hour
@@ -68,8 +77,8 @@ const defaultMaxAge = 24 * time.Hour
 // EnsureEventsStream creates the events stream, or updates it to cfg. It is
 // safe to call from every process at once.
 func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsConfig) error {
-	if cfg.MaxAge < 0 || cfg.MaxPerTask < 0 {
-		return fmt.Errorf("natsstore: events stream: negative limit (max age %v, max per task %d)", cfg.MaxAge, cfg.MaxPerTask)
+	if cfg.MaxAge < 0 || cfg.MaxPerTask < 0 || cfg.MaxConsumers < 0 {
+		return fmt.Errorf("natsstore: events stream: negative limit (max age %v, max per task %d, max consumers %d)", cfg.MaxAge, cfg.MaxPerTask, cfg.MaxConsumers)
 	}
 	if cfg.MaxAge == 0 {
 		cfg.MaxAge = defaultMaxAge
@@ -92,6 +101,7 @@ func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsC
 		AllowRollup: true,
 		AllowMsgTTL: true,
 		Replicas:          cfg.Replicas,
+		MaxConsumers:      cmp.Or(cfg.MaxConsumers, defaultMaxConsumers),
 		// JetStream refuses a window longer than the age limit.
 		Duplicates: min(2*time.Minute, cfg.MaxAge),
 		// The default persist mode: the server writes each event to its
