@@ -70,12 +70,15 @@ type Stores struct {
 func (s *Stores) MaxPayload() int64 { return s.nc.MaxPayload() }
 
 // MaxTaskBytes is the largest task, as a server estimates its size
-// (server.Limits.MaxTaskBytes), that these stores keep: three quarters of
-// MaxPayload, the rest left for the snapshot's record and headers and for
-// what the estimate leaves out (JSON escapes). A server given it refuses a
-// message that would outgrow the stores up front, with a clear error,
-// instead of failing the write.
-func (s *Stores) MaxTaskBytes() int { return int(s.MaxPayload() * 3 / 4) }
+// (server.Limits.MaxTaskBytes), that these stores keep: three eighths of
+// MaxPayload. A commit is one message holding the task's snapshot and the
+// events that led to it, which may hold the same content again (the first
+// event of a task is the task); the rest is left for the record and
+// headers and for what the estimate leaves out (JSON escapes). A server
+// given it refuses a message that would outgrow the stores up front, with
+// a clear error, instead of failing the write. A NATS server with a larger
+// max_payload keeps larger tasks.
+func (s *Stores) MaxTaskBytes() int { return int(s.MaxPayload() * 3 / 8) }
 
 // Open creates (or updates) the streams and buckets the agent's state
 // lives in and opens its stores; every replica may call it at once.

@@ -96,3 +96,27 @@ func TestTooLarge(t *testing.T) {
 		t.Fatal("ErrTooLarge matches ErrUnavailable")
 	}
 }
+
+// A task as large as MaxTaskBytes allows commits, though its message holds
+// its content twice: in the task event that starts it and in the snapshot.
+func TestLargestTaskCommits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js := replica(t, natsServer(t))
+	a, err := natsstore.Open(ctx, js, natsstore.StoresConfig{Namespace: "weather", Replica: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for the task's other fields and JSON escapes, as a server's
+	// estimate leaves.
+	text := strings.Repeat("x", a.MaxTaskBytes()-1024)
+	task := testTask("large", "c", a2a.TaskStateCompleted)
+	task.History = []a2a.Message{*a2a.NewTextMessage(a2a.RoleUser, text)}
+	if _, err := a.Tasks.Commit(ctx, taskstore.Entry{Task: task, Seq: 1}, task); err != nil {
+		t.Fatalf("a task of %d bytes, MaxTaskBytes %d: %v", len(text), a.MaxTaskBytes(), err)
+	}
+	got, err := a.Tasks.Get(ctx, "large")
+	if err != nil || len(got.Task.History) != 1 {
+		t.Fatalf("Get: %+v, %v", got, err)
+	}
+}
