@@ -98,10 +98,10 @@ func EnsureEventsStream(ctx context.Context, js jetstream.JetStream, cfg EventsC
 		// message that ends the task replaces the task's others (a
 		// rollup) and lives as long as ended tasks are kept; one that
 		// leaves the task unfinished lives until then (a TTL).
-		AllowRollup: true,
-		AllowMsgTTL: true,
-		Replicas:          cfg.Replicas,
-		MaxConsumers:      cmp.Or(cfg.MaxConsumers, defaultMaxConsumers),
+		AllowRollup:  true,
+		AllowMsgTTL:  true,
+		Replicas:     cfg.Replicas,
+		MaxConsumers: cmp.Or(cfg.MaxConsumers, defaultMaxConsumers),
 		// JetStream refuses a window longer than the age limit.
 		Duplicates: min(2*time.Minute, cfg.MaxAge),
 		// The default persist mode: the server writes each event to its

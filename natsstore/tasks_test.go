@@ -333,7 +333,7 @@ func TestTaskStoreTTL(t *testing.T) {
 	defer cancel()
 	e := natsServer(t)
 	s := newTaskStore(t, replica(t, e), "agent", natsstore.TaskStoreConfig{
-		Bucket:    natsstore.BucketConfig{Name: "TASKS_TTL", TTL: ttl, Memory: true},
+		Bucket: natsstore.BucketConfig{Name: "TASKS_TTL", TTL: ttl, Memory: true},
 	})
 	written := time.Now()
 	if _, err := s.Create(ctx, taskstore.Entry{Task: testTask("t1", "c1", a2a.TaskStateWorking), Seq: 1}); err != nil {
