@@ -40,28 +40,9 @@ func (turns) Cancel(context.Context, *a2a.Task) error { return nil }
 // binding, until the test ends.
 func replica(t *testing.T, url string) *serve.Server {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	card := &a2a.AgentCard{Name: "turns", Description: "asks for more", Version: "1.0.0",
 		Capabilities: a2a.AgentCapabilities{Streaming: true}, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
-	s, err := serve.NewExecutor(ctx, turns{}, card, serve.Config{NATS: serve.NATS{URL: url}, GRPCAddr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve = %v", err)
-			}
-		case <-time.After(bound):
-			t.Error("the replica did not stop within the bound")
-		}
-	})
-	return s
+	return serveUntilEnd(t, turns{}, card, serve.Config{NATS: serve.NATS{URL: url}, GRPCAddr: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)}, bound)
 }
 
 // Two replicas sharing their state on NATS number a task's changes alike,

@@ -39,9 +39,23 @@ import (
 // returns the server and its gRPC address.
 func runExecutor(t *testing.T, exec server.AgentExecutor, cfg serve.Config) (*serve.Server, string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	cfg.GRPCAddr = "127.0.0.1:0"
-	s, err := serve.NewExecutor(ctx, exec, echo.Card(""), cfg)
+	s := serveUntilEnd(t, exec, echo.Card(""), cfg, 15*time.Second)
+	for _, iface := range s.Card().SupportedInterfaces {
+		if iface.ProtocolBinding == a2a.BindingGRPC {
+			return s, iface.URL
+		}
+	}
+	t.Fatal("the card lists no gRPC interface")
+	return nil, ""
+}
+
+// serveUntilEnd serves exec under card with cfg until the test ends, and
+// then waits, for stop at most, for Serve to return without an error.
+func serveUntilEnd(t *testing.T, exec server.AgentExecutor, card *a2a.AgentCard, cfg serve.Config, stop time.Duration) *serve.Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := serve.NewExecutor(ctx, exec, card, cfg)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -55,17 +69,11 @@ func runExecutor(t *testing.T, exec server.AgentExecutor, cfg serve.Config) (*se
 			if err != nil {
 				t.Errorf("Serve = %v", err)
 			}
-		case <-time.After(15 * time.Second):
-			t.Error("the server did not stop within 15 s")
+		case <-time.After(stop):
+			t.Errorf("the server did not stop within %v", stop)
 		}
 	})
-	for _, iface := range s.Card().SupportedInterfaces {
-		if iface.ProtocolBinding == a2a.BindingGRPC {
-			return s, iface.URL
-		}
-	}
-	t.Fatal("the card lists no gRPC interface")
-	return nil, ""
+	return s
 }
 
 // TestMetrics: requests on each binding, served, failed and streamed,
