@@ -48,6 +48,7 @@ func gatedServerOn(t *testing.T, cfg serve.Config) *serve.Server {
 		t.Fatal(err)
 	}
 	cfg.GRPCAddr, cfg.Gate = "127.0.0.1:0", gate
+	cfg.PushAllow = []string{"127.0.0.0/8"} // the tests' webhook configs name a local URL
 	s, _, _ := start(t, cfg)
 	return s
 }
@@ -126,6 +127,10 @@ func authOnEveryBinding(t *testing.T, a, b *serve.Server) {
 			if l, err := cb.ListTasks(ctx, &a2a.ListTasksRequest{}, as(aliceKey)); err != nil || len(l.Tasks) == 0 {
 				t.Fatalf("alice's ListTasks = %v, %v; want her tasks", l, err)
 			}
+			const hook = "http://127.0.0.1:9/hook"
+			if _, err := c.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task.ID, ID: "hers", URL: hook}, as(aliceKey)); err != nil {
+				t.Fatalf("alice's push config for her task: %v", err)
+			}
 			for _, other := range []string{bobKey, carolKey} {
 				o := as(other)
 				notFound := func(op string, err error) {
@@ -148,10 +153,14 @@ func authOnEveryBinding(t *testing.T, a, b *serve.Server) {
 					break
 				}
 				notFound("SubscribeToTask", err)
-				_, err = cb.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "x"}, o)
-				if !errors.Is(err, a2a.ErrTaskNotFound) && !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
-					t.Errorf("GetTaskPushNotificationConfig by another = %v", err)
-				}
+				_, err = cb.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task.ID, ID: "theirs", URL: hook}, o)
+				notFound("CreateTaskPushNotificationConfig", err)
+				_, err = cb.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "hers"}, o)
+				notFound("GetTaskPushNotificationConfig", err)
+				_, err = cb.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID}, o)
+				notFound("ListTaskPushNotificationConfigs", err)
+				err = cb.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: "hers"}, o)
+				notFound("DeleteTaskPushNotificationConfig", err)
 				l, err := cb.ListTasks(ctx, &a2a.ListTasksRequest{}, o)
 				if err != nil {
 					t.Fatal(err)
@@ -161,6 +170,13 @@ func authOnEveryBinding(t *testing.T, a, b *serve.Server) {
 						t.Errorf("another's ListTasks lists alice's task")
 					}
 				}
+			}
+			// What the others tried changed nothing of alice's.
+			if pc, err := cb.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID}, as(aliceKey)); err != nil || len(pc.Configs) != 1 || pc.Configs[0].ID != "hers" {
+				t.Errorf("alice's push configs after the others' tries = %+v, %v; want hers alone", pc, err)
+			}
+			if got, err := cb.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}, as(aliceKey)); err != nil || got.Status.State != task.Status.State || len(got.History) != len(task.History) {
+				t.Errorf("alice's task after the others' tries = %+v, %v; want it as it was", got, err)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -133,11 +134,12 @@ func TestJWTOnEveryBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{verifier}})
+	audit := new(logBuffer)
+	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{verifier}, Audit: slog.New(slog.NewJSONHandler(audit, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, _ := start(t, serve.Config{GRPCAddr: "127.0.0.1:0", Gate: gate})
+	s, _, logs := start(t, serve.Config{GRPCAddr: "127.0.0.1:0", Gate: gate})
 	if sc := s.Card().SecuritySchemes["bearer"].HTTPAuth; sc == nil || sc.Scheme != "Bearer" || sc.BearerFormat != "JWT" {
 		t.Fatalf("card's bearer scheme: %+v", s.Card().SecuritySchemes)
 	}
@@ -191,6 +193,23 @@ func TestJWTOnEveryBinding(t *testing.T) {
 				t.Errorf("bob's GetTask of alice's task: %v, want task not found", err)
 			}
 		})
+	}
+
+	// Every decision is in the audit log, and no token is in any log.
+	if a := audit.String(); !strings.Contains(a, `"decision":"admitted"`) || !strings.Contains(a, `"decision":"refused"`) || !strings.Contains(a, "token expired") {
+		t.Errorf("the audit log lacks the decisions:\n%s", a)
+	}
+	for why, tok := range refused {
+		sig := tok[strings.LastIndexByte(tok, '.')+1:]
+		if len(sig) < 16 {
+			sig = tok // the forgeries without a signature: the whole token
+		}
+		if strings.Contains(audit.String(), sig) || strings.Contains(logs.String(), sig) {
+			t.Errorf("a log holds the token %s", why)
+		}
+	}
+	if strings.Contains(audit.String(), valid) || strings.Contains(logs.String(), valid) {
+		t.Error("a log holds the valid token")
 	}
 
 	// The issuer rotates to its EC key: its tokens verify once it is
