@@ -97,12 +97,12 @@ func (g *Gate) Describe(card *a2a.AgentCard) {
 // the caller; a retryable internal error (a2a.Busy) past a rate limit, or
 // when an Authenticator fails otherwise (it cannot reach its keys).
 func (g *Gate) Admit(ctx context.Context, method string, creds Credentials) (context.Context, error) {
-	p, err := g.authenticate(ctx, creds)
+	p, decider, err := g.authenticate(ctx, creds)
 	switch {
 	case errors.Is(err, ErrNoCredentials) || errors.Is(err, ErrInvalidCredentials):
 		g.record(ctx, "refused", method, nil, creds, err)
 		e := a2a.Errorf(a2a.CodeUnauthenticated, "%s: %v", method, err)
-		e.Challenge = g.challenge(err)
+		e.Challenge = g.challenge(decider, err)
 		return ctx, e
 	case err != nil:
 		// The agent, not the credential, is at fault (it has no keys
@@ -128,28 +128,29 @@ func (g *Gate) Admit(ctx context.Context, method string, creds Credentials) (con
 }
 
 // authenticate finds the principal of creds: the first Authenticator that
-// finds a credential of its kind decides.
-func (g *Gate) authenticate(ctx context.Context, creds Credentials) (*Principal, error) {
-	for _, a := range g.authns {
+// finds a credential of its kind decides, and its index is returned (-1
+// when none found one).
+func (g *Gate) authenticate(ctx context.Context, creds Credentials) (*Principal, int, error) {
+	for i, a := range g.authns {
 		p, err := a.Authenticate(ctx, creds)
 		if errors.Is(err, ErrNoCredentials) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, i, err
 		}
 		if p == nil {
-			return nil, fmt.Errorf("%w: the authenticator returned no principal", ErrInvalidCredentials)
+			return nil, i, fmt.Errorf("%w: the authenticator returned no principal", ErrInvalidCredentials)
 		}
-		return p, nil
+		return p, i, nil
 	}
 	if g.anonymous {
-		return nil, nil
+		return nil, -1, nil
 	}
 	if len(g.authns) == 0 {
-		return nil, ErrNoCredentials
+		return nil, -1, ErrNoCredentials
 	}
-	return nil, fmt.Errorf("%w: send one of %s", ErrNoCredentials, g.kinds())
+	return nil, -1, fmt.Errorf("%w: send one of %s", ErrNoCredentials, g.kinds())
 }
 
 // kinds names the credentials the gate takes, for a refusal's message.
@@ -166,12 +167,23 @@ func (g *Gate) kinds() string {
 	return strings.Join(names, " or ")
 }
 
-// challenge joins the challenges of every Authenticator for err, so that a
-// client learns each way in.
-func (g *Gate) challenge(err error) string {
+// challenge joins the challenges of every Authenticator, so that a client
+// learns each way in. The one that refused a credential (g.authns[decider];
+// -1 when none was sent) comes first and alone says why, with err; the
+// others found no credential of theirs, which RFC 6750 answers without an
+// error code.
+func (g *Gate) challenge(decider int, err error) string {
 	var cs []string
-	for _, a := range g.authns {
-		if c := a.Challenge(err); c != "" {
+	if decider >= 0 {
+		if c := g.authns[decider].Challenge(err); c != "" {
+			cs = append(cs, c)
+		}
+	}
+	for i, a := range g.authns {
+		if i == decider {
+			continue
+		}
+		if c := a.Challenge(ErrNoCredentials); c != "" {
 			cs = append(cs, c)
 		}
 	}

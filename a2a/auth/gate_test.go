@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/auth"
 )
@@ -239,5 +241,42 @@ func TestOwner(t *testing.T) {
 	}
 	if bound.Owner("globex") != bound.Owner("acme") {
 		t.Errorf("a credential bound to acme owns elsewhere in another tenant")
+	}
+}
+
+// TestGateChallenges: a refusal's WWW-Authenticate offers every scheme the
+// gate takes; the one that refused a credential comes first and alone
+// carries an error code, as RFC 6750 has it for a request that sent no
+// credential of a scheme.
+func TestGateChallenges(t *testing.T) {
+	k := newTestKeys(t)
+	jwt, err := auth.NewJWT(auth.JWTConfig{Issuer: testIssuer, Audience: testAudience, Keys: jwks(map[string]any{"ed": k.ed.Public()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{newKeys(t), jwt}, Audit: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := "Bearer " + mint(t, jose.EdDSA, k.ed, "ed", claims(map[string]any{"exp": time.Now().Add(-time.Hour).Unix()}))
+	for _, tc := range []struct {
+		name  string
+		creds auth.Credentials
+		want  string
+	}{
+		{"no credential", headers(), `ApiKey header="X-API-Key", Bearer realm="a2a"`},
+		{"an unknown key", headers("X-API-Key", "guess-0123456789abcdef"), `ApiKey header="X-API-Key", error="invalid_key", Bearer realm="a2a"`},
+		{"an expired token", headers("Authorization", expired), `Bearer realm="a2a", error="invalid_token", error_description="token expired", ApiKey header="X-API-Key"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := gate.Admit(context.Background(), "GetTask", tc.creds)
+			var e *a2a.Error
+			if !errors.As(err, &e) || e.Code != a2a.CodeUnauthenticated {
+				t.Fatalf("Admit = %v, want unauthenticated", err)
+			}
+			if e.Challenge != tc.want {
+				t.Errorf("challenge\n got %s\nwant %s", e.Challenge, tc.want)
+			}
+		})
 	}
 }
