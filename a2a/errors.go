@@ -61,7 +61,10 @@ var codeNames = map[ErrorCode]struct{ reason, text string }{
 	CodeVersionNotSupported:            {"VERSION_NOT_SUPPORTED", "protocol version not supported"},
 	CodeTaskGenerationMismatch:         {"TASK_GENERATION_MISMATCH", "task generation mismatch"},
 	CodeUnauthenticated:                {"UNAUTHENTICATED", "authentication required"},
-	CodePermissionDenied:               {"PERMISSION_DENIED", "permission denied"},
+	// "UNAUTHORIZED" is a2a-go's reason for a refusal to an authenticated
+	// caller: its clients know the error by it (the status beside it says
+	// PERMISSION_DENIED, as gRPC names it).
+	CodePermissionDenied: {"UNAUTHORIZED", "permission denied"},
 }
 
 // Reason returns the code's upper-case name, as used in google.rpc.ErrorInfo
@@ -70,7 +73,12 @@ func (c ErrorCode) Reason() string { return codeNames[c].reason }
 
 // CodeForReason returns the code whose Reason is reason, as a
 // google.rpc.ErrorInfo names it on the gRPC and HTTP+JSON bindings.
+// Earlier a2amesh servers named CodePermissionDenied PERMISSION_DENIED,
+// which is still read as that code.
 func CodeForReason(reason string) (ErrorCode, bool) {
+	if reason == "PERMISSION_DENIED" {
+		return CodePermissionDenied, true
+	}
 	for c, n := range codeNames {
 		if n.reason == reason {
 			return c, true

@@ -169,7 +169,7 @@ func errorCases() []errCase {
 		call("1.0/-32602 message contextId over 256 bytes", "echo", v10, `"p9m"`, "SendMessage",
 			p(`{"messageId":"m","role":"ROLE_USER","contextId":"`+strings.Repeat("c", 257)+`","parts":[{"text":"hi"}]}`), -32602, shape10),
 		call("1.0/-32602 CancelTask without id", "echo", v10, `"p9c"`, "CancelTask", `{}`, -32602, shape10),
-		call("1.0/-32602 ListTasks pageSize 0", "echo", v10, `"p10"`, "ListTasks", `{"pageSize":0}`, -32602, shape10),
+		call("1.0/-32602 ListTasks pageSize -1", "echo", v10, `"p10"`, "ListTasks", `{"pageSize":-1}`, -32602, shape10),
 		call("1.0/-32602 ListTasks pageSize 101", "echo", v10, `"p11"`, "ListTasks", `{"pageSize":101}`, -32602, shape10),
 		call("1.0/-32602 ListTasks bad pageToken", "echo", v10, `"p12"`, "ListTasks", `{"pageToken":"not-a-token"}`, -32602, shape10),
 		call("1.0/-32602 ListTasks bad status", "echo", v10, `"p12s"`, "ListTasks", `{"status":"TASK_STATE_BORED"}`, -32602, shape10),

@@ -93,7 +93,7 @@ func errorCases() []errCase {
 		ec("-32602 historyLength not a number", "echo", "GET", "/tasks/$DONE?historyLength=ten", "", 400, badRequest, "INVALID_PARAMS").naming("historyLength"),
 		ec("-32602 historyLength negative", "echo", "GET", "/tasks/$DONE?historyLength=-1", "", 400, badRequest, "INVALID_PARAMS").naming("historyLength"),
 		ec("-32602 historyLength beyond int32", "echo", "GET", "/tasks?historyLength=99999999999", "", 400, badRequest, "INVALID_PARAMS").naming("historyLength"),
-		ec("-32602 pageSize 0", "echo", "GET", "/tasks?pageSize=0", "", 400, badRequest, "INVALID_PARAMS").naming("pageSize"),
+		ec("-32602 pageSize -1", "echo", "GET", "/tasks?pageSize=-1", "", 400, badRequest, "INVALID_PARAMS").naming("pageSize"),
 		ec("-32602 pageSize twice", "echo", "GET", "/tasks?pageSize=1&pageSize=2", "", 400, badRequest, "INVALID_PARAMS").naming("pageSize"),
 		ec("-32602 bad pageToken", "echo", "GET", "/tasks?pageToken=not-a-token", "", 400, badRequest, "INVALID_PARAMS").naming("pageToken"),
 		ec("-32602 bad status", "echo", "GET", "/tasks?status=TASK_STATE_BORED", "", 400, badRequest, "INVALID_PARAMS").naming("status"),

@@ -285,10 +285,12 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 // ListTasks returns a page of tasks, most recently updated first. Without
 // historyLength each task comes with its last ListHistoryLength messages,
 // and a page stops short of pageSize where the next task would take it past
-// Limits.MaxListBytes.
+// Limits.MaxListBytes. A pageSize of 0 is the default of 50, as Google's
+// API conventions (AIP-158) have it: a2a-go's gRPC client sends 0 when its
+// caller gives none.
 func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	size := 50
-	if req.PageSize != nil {
+	if req.PageSize != nil && *req.PageSize != 0 {
 		size = *req.PageSize
 		if size < 1 || size > 100 {
 			return nil, a2a.Errorf(a2a.CodeInvalidParams, "pageSize must be between 1 and 100, got %d", size)

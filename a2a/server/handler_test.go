@@ -735,9 +735,14 @@ func TestListTasks(t *testing.T) {
 	if len(paged) != 8 {
 		t.Fatalf("paged through %d tasks", len(paged))
 	}
-	for _, bad := range []int{0, 101, -1} {
+	for _, bad := range []int{101, -1} {
 		_, err := h.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: &bad})
 		wantCode(t, err, a2a.CodeInvalidParams)
+	}
+	// A pageSize of 0 is the default, as a2a-go's gRPC client sends it.
+	zero := 0
+	if l, err := h.ListTasks(ctx, &a2a.ListTasksRequest{PageSize: &zero}); err != nil || l.PageSize != 50 || len(l.Tasks) != 8 {
+		t.Fatalf("list with pageSize 0 = %+v, %v; want the default page", l, err)
 	}
 	_, err = h.ListTasks(ctx, &a2a.ListTasksRequest{PageToken: "garbage!"})
 	wantCode(t, err, a2a.CodeInvalidParams)
