@@ -227,14 +227,12 @@ func TestA2AGoGRPCClient(t *testing.T) {
 		if len(filtered.Tasks) != 0 || filtered.TotalSize != 0 {
 			t.Errorf("status filter FAILED: %d tasks, want none", len(filtered.Tasks))
 		}
-		// Quirk: a2a-go's gRPC client always sets the optional page_size,
-		// to 0 when the caller gives none, where the specification (§3.1.4;
-		// a2a.proto ListTasksRequest.page_size) reads an unset size as 50
-		// and allows 1 to 100. So a ListTasks without a page size fails
-		// over a2a-go's gRPC with INVALID_ARGUMENT; over JSON-RPC it leaves
-		// the 0 out and works.
-		if _, err := c.ListTasks(ctx, &a2ago.ListTasksRequest{ContextID: contextID}); !errors.Is(err, a2ago.ErrInvalidParams) {
-			t.Errorf("ListTasks without a page size: %v; want ErrInvalidParams for a2a-go's explicit page_size 0 (has a2a-go stopped sending it?)", err)
+		// a2a-go's gRPC client always sets the optional page_size, to 0
+		// when the caller gives none; the server reads 0 as the default
+		// (AIP-158), so a ListTasks without a page size works over gRPC as
+		// over JSON-RPC, which leaves the 0 out.
+		if all, err := c.ListTasks(ctx, &a2ago.ListTasksRequest{ContextID: contextID}); err != nil || all.PageSize != 50 || all.TotalSize != 3 || len(all.Tasks) != 3 {
+			t.Errorf("ListTasks without a page size: %+v, %v; want the default page of 50 with the 3 tasks", all, err)
 		}
 	})
 

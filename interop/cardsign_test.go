@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -224,24 +223,10 @@ func encodeCard(t *testing.T, card *a2a.AgentCard) json.RawMessage {
 // runCardsignJS runs cardsign.mjs on input and returns its summary.
 func runCardsignJS(t *testing.T, node, dir string, input []byte) jsCardsignSummary {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(testContext(t), nodeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "cardsign.mjs")
-	cmd.Dir = dir
-	cmd.Stdin = bytes.NewReader(input)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("node cardsign.mjs did not finish within %s\nstdout: %s\nstderr: %s", nodeTimeout, stdout.Bytes(), stderr.Bytes())
-	}
 	var sum jsCardsignSummary
-	if err := json.Unmarshal([]byte(lastLine(stdout.String())), &sum); err != nil {
-		t.Fatalf("node cardsign.mjs (%v) printed no JSON summary: %v\nstdout: %s\nstderr: %s", runErr, err, stdout.Bytes(), stderr.Bytes())
-	}
-	if runErr != nil || !sum.OK {
-		t.Fatalf("cardsign.mjs failed (%v): %s\nstderr: %s", runErr, sum.Error, stderr.Bytes())
+	runJS(t, node, dir, input, &sum, "cardsign.mjs")
+	if !sum.OK {
+		t.Fatalf("cardsign.mjs: %s", sum.Error)
 	}
 	return sum
 }

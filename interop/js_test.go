@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/serve"
 	"github.com/a2amesh/a2amesh/services/echo"
@@ -123,22 +124,23 @@ func TestJSClient(t *testing.T) {
 	for _, tc := range []jsRun{
 		{srv: startOurServer(t, ourOptions{}), binding: a2a.BindingJSONRPC, transport: "jsonrpc", notFoundCode: int(a2a.CodeTaskNotFound)},
 		{srv: startOurRESTServer(t, "", nil, false), binding: a2a.BindingHTTPJSON, transport: "rest", notFoundCode: http.StatusNotFound},
-		{srv: startServeGRPC(t), prefer: a2a.BindingGRPC, binding: a2a.BindingGRPC, transport: "grpc", notFoundCode: int(codes.NotFound)},
+		{srv: startServe(t, nil), prefer: a2a.BindingGRPC, binding: a2a.BindingGRPC, transport: "grpc", notFoundCode: int(codes.NotFound)},
 	} {
 		t.Run(tc.binding, func(t *testing.T) { runJSClient(t, node, dir, tc) })
 	}
 }
 
-// startServeGRPC serves the holding echo agent with serve.NewExecutor,
-// JSON-RPC and HTTP+JSON on one port and gRPC on another, until the test
-// ends: the server a deployment runs, with the card it makes.
-func startServeGRPC(t *testing.T) *ourServer {
+// startServe serves the holding echo agent with serve.NewExecutor,
+// JSON-RPC and HTTP+JSON on one port and gRPC on another, behind gate
+// (nil: open), until the test ends: the server a deployment runs, with
+// the card it makes.
+func startServe(t *testing.T, gate *auth.Gate) *ourServer {
 	t.Helper()
 	ln, url := a2atest.Listen(t)
 	agent := &holdingEcho{Executor: &echo.Executor{SlowChunks: slowChunks, SlowInterval: slowInterval}}
 	s, err := serve.NewExecutor(testContext(t), agent, echo.Card(url), serve.Config{
 		Listener: ln, GRPCAddr: "127.0.0.1:0", ShutdownGrace: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: slog.New(slog.DiscardHandler), Gate: gate,
 	})
 	if err != nil {
 		ln.Close()
@@ -161,30 +163,47 @@ func startServeGRPC(t *testing.T) *ourServer {
 	return &ourServer{URL: s.URL(), Handler: s.Handler(), agent: agent}
 }
 
-// runJSClient runs interop.mjs against run.srv and checks what it reports.
-func runJSClient(t *testing.T, node, dir string, run jsRun) {
+// runJS runs node on script with args in dir, stdin (nil: none) as its
+// input, and decodes the JSON summary every script prints as its last line
+// of output into sum. It fails the test when node does not finish within
+// nodeTimeout, prints no summary, or exits non-zero (the script found a
+// mismatch, which the summary's error names).
+func runJS(t *testing.T, node, dir string, stdin []byte, sum any, script string, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(testContext(t), nodeTimeout)
 	defer cancel()
-	args := []string{"interop.mjs", "--held", holdPrefix}
-	if run.prefer != "" {
-		args = append(args, "--prefer", run.prefer)
-	}
-	cmd := exec.CommandContext(ctx, node, append(args, run.srv.URL)...)
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
 	cmd.Dir = dir
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	cmd.WaitDelay = 5 * time.Second // for the output, should node leave a process holding it
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("node interop.mjs did not finish within %s\nstdout: %s\nstderr: %s", nodeTimeout, stdout.Bytes(), stderr.Bytes())
+		t.Fatalf("node %s did not finish within %s\nstdout: %s\nstderr: %s", script, nodeTimeout, stdout.Bytes(), stderr.Bytes())
 	}
 	line := lastLine(stdout.String())
-	var sum jsSummary
-	if err := json.Unmarshal([]byte(line), &sum); err != nil {
-		t.Fatalf("node interop.mjs (%v) printed no JSON summary: %v\nstdout: %s\nstderr: %s", runErr, err, stdout.Bytes(), stderr.Bytes())
+	if err := json.Unmarshal([]byte(line), sum); err != nil {
+		t.Fatalf("node %s (%v) printed no JSON summary: %v\nstdout: %s\nstderr: %s", script, runErr, err, stdout.Bytes(), stderr.Bytes())
 	}
-	if runErr != nil || !sum.OK {
-		t.Fatalf("@a2a-js/sdk interop failed (%v): %s\nsummary: %s\nstderr: %s", runErr, sum.Error, line, stderr.Bytes())
+	if runErr != nil {
+		t.Fatalf("node %s failed (%v)\nsummary: %s\nstderr: %s", script, runErr, line, stderr.Bytes())
+	}
+}
+
+// runJSClient runs interop.mjs against run.srv and checks what it reports.
+func runJSClient(t *testing.T, node, dir string, run jsRun) {
+	ctx := testContext(t)
+	args := []string{"--held", holdPrefix}
+	if run.prefer != "" {
+		args = append(args, "--prefer", run.prefer)
+	}
+	var sum jsSummary
+	runJS(t, node, dir, nil, &sum, "interop.mjs", append(args, run.srv.URL)...)
+	if !sum.OK {
+		t.Fatalf("@a2a-js/sdk interop: %s", sum.Error)
 	}
 	t.Logf("the SDK picked %s among %v", sum.Card.Binding, sum.Card.Interfaces)
 
