@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	a2a03 "github.com/a2aproject/a2a-go/a2a"
+	a2aclient03 "github.com/a2aproject/a2a-go/a2aclient"
 	a2ago "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -309,5 +311,67 @@ func TestJSClientAuthenticates(t *testing.T) {
 				t.Errorf("alice's task %s on the server: %v", sum.AliceTask, err)
 			}
 		})
+	}
+}
+
+// TestA2AGo03ClientAuthenticates: a2a-go v0.3.15's client, speaking A2A 0.3
+// over JSON-RPC, finds our card's 0.3 security (`security` and the 0.3
+// `securitySchemes`) and authenticates with its AuthInterceptor: alice's
+// API key, bob's JWT; another's task is ErrTaskNotFound to get, cancel and
+// resubscribe; no credential is HTTP 401 (its JSON-RPC transport, like
+// v2.4.0's, reads no body but a 200's).
+func TestA2AGo03ClientAuthenticates(t *testing.T) {
+	ctx := testContext(t)
+	const audience = "https://agents.acme.test/echo"
+	idp := idptest.New(t, idptest.Config{})
+	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{{Key: "alice-key-0123456789", Name: "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := auth.NewGate(auth.GateConfig{
+		Authenticators: []auth.Authenticator{keys, idp.Authenticator(t, audience)},
+		Audit:          slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, gate)
+	creds := a2aclient03.NewInMemoryCredentialsStore()
+	c, card := newGo03Client(t, ctx, srv.URL, newHTTPClient(t), a2aclient03.WithInterceptors(&a2aclient03.AuthInterceptor{Service: creds}))
+	var keyScheme, bearerScheme a2a03.SecuritySchemeName
+	for name, scheme := range card.SecuritySchemes {
+		switch scheme.(type) {
+		case a2a03.APIKeySecurityScheme:
+			keyScheme = name
+		case a2a03.HTTPAuthSecurityScheme:
+			bearerScheme = name
+		}
+	}
+	if keyScheme == "" || bearerScheme == "" || len(card.Security) != 2 {
+		t.Fatalf("a2a-go 0.3 reads the card's schemes as %+v, security %+v; want an API key and a bearer scheme, either required", card.SecuritySchemes, card.Security)
+	}
+	creds.Set("alice", keyScheme, "alice-key-0123456789")
+	creds.Set("bob", bearerScheme, a2aclient03.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": audience})))
+	alice := a2aclient03.WithSessionID(ctx, "alice")
+	bob := a2aclient03.WithSessionID(ctx, "bob")
+
+	if _, err := c.SendMessage(ctx, &a2a03.MessageSendParams{Message: go03Message("hello")}); err == nil || !strings.Contains(err.Error(), "401 Unauthorized") {
+		t.Errorf("SendMessage without a credential = %v, want a2a-go's error for HTTP 401", err)
+	}
+	task := go03Send(t, alice, c, &a2a03.MessageSendParams{Message: go03Message("hello")})
+	if _, err := c.GetTask(alice, &a2a03.TaskQueryParams{ID: task.ID}); err != nil {
+		t.Fatalf("alice's GetTask of her task: %v", err)
+	}
+	if err := go03StreamErr(c.SendStreamingMessage(bob, &a2a03.MessageSendParams{Message: go03Message(streamText)})); err != nil {
+		t.Fatalf("bob's stream: %v", err)
+	}
+	for op, err := range map[string]error{
+		"GetTask":           second(c.GetTask(bob, &a2a03.TaskQueryParams{ID: task.ID})),
+		"CancelTask":        second(c.CancelTask(bob, &a2a03.TaskIDParams{ID: task.ID})),
+		"ResubscribeToTask": go03StreamErr(c.ResubscribeToTask(bob, &a2a03.TaskIDParams{ID: task.ID})),
+	} {
+		if !errors.Is(err, a2a03.ErrTaskNotFound) {
+			t.Errorf("bob's %s of alice's task = %v, want a2a-go's ErrTaskNotFound", op, err)
+		}
 	}
 }
