@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/credentials"
+	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
 // Credential is how the gateway authenticates its calls to one agent
@@ -212,7 +212,7 @@ func (t *Topology) buildCredentials() (map[string]client.Credentials, error) {
 // client.Credentials: how an agent service authenticates every call it
 // makes to other agents (a2amesh's --hop-credentials).
 func LoadCredentials(path string) (client.Credentials, error) {
-	b, err := os.ReadFile(path)
+	b, err := userfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: credentials: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/cardsign"
 	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
 // Import is another team's agent in the composition: used by its key like
@@ -142,7 +142,7 @@ func configureImport(rc bridge.RemoteConfig, key string, imp *Import, log *slog.
 func importVerifier(imp *Import, rc bridge.RemoteConfig) (*cardsign.Verifier, error) {
 	cfg := cardsign.VerifierConfig{JWKSURL: imp.JWKSURL, HTTPClient: rc.HTTPClient}
 	if imp.KeysFile != "" {
-		b, err := os.ReadFile(imp.KeysFile)
+		b, err := userfile.Read(imp.KeysFile)
 		if err != nil {
 			return nil, fmt.Errorf("keysFile: %w", err)
 		}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/prebuilt/planexecute"
 	"github.com/a2amesh/a2amesh/adk/prebuilt/supervisor"
 	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/internal/userfile"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -103,7 +103,7 @@ type PlanExecute struct {
 
 // LoadTopology reads and checks a topology file.
 func LoadTopology(path string) (*Topology, error) {
-	b, err := os.ReadFile(path)
+	b, err := userfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"sigs.k8s.io/yaml"
+
+	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
 // Config is a Gate's configuration as an operator writes it, in JSON or
@@ -99,7 +101,7 @@ func ParseConfig(data []byte) (*Config, error) {
 
 // LoadConfig reads the Config in the file at path.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("auth config: %w", err)
 	}
@@ -137,7 +139,7 @@ func (c *Config) Gate(getenv func(string) string, audit *slog.Logger) (*Gate, er
 		cfg := JWTConfig{Scheme: j.Scheme, Issuer: j.Issuer, Audience: j.Audience, JWKSURL: j.JWKSURL, Algorithms: j.Algorithms,
 			Skew: time.Duration(j.Skew), TenantClaim: j.TenantClaim, ScopeClaim: j.ScopeClaim}
 		if j.KeysFile != "" {
-			data, err := os.ReadFile(j.KeysFile)
+			data, err := userfile.Read(j.KeysFile)
 			if err != nil {
 				return nil, fmt.Errorf("auth config: jwt[%d]: %w", i, err)
 			}
@@ -169,7 +171,7 @@ func readSecret(s APIKeySecret, getenv func(string) string) (string, error) {
 	case s.KeyFile != "" && s.KeyEnv != "":
 		return "", errors.New("give keyFile or keyEnv, not both")
 	case s.KeyFile != "":
-		b, err := os.ReadFile(s.KeyFile)
+		b, err := userfile.Read(s.KeyFile)
 		if err != nil {
 			return "", err
 		}

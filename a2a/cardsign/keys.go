@@ -7,9 +7,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
 // PublicKey is a public key under the key id its signatures name.
@@ -59,7 +60,7 @@ func PublicJWKS(keys ...PublicKey) ([]byte, error) {
 // PKCS #1 ("RSA PRIVATE KEY"). Its errors name the file and what is wrong
 // with it, never its contents.
 func LoadSigningKey(path string) (crypto.Signer, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("cardsign: signing key: %w", err)
 	}

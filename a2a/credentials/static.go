@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
 // A Secret is a secret value (an API key, a token, a client secret) read
@@ -47,7 +49,7 @@ func (f *fileSecret) Value() (string, error) {
 	if f.info != nil && os.SameFile(f.info, info) && f.info.Size() == info.Size() && f.info.ModTime().Equal(info.ModTime()) {
 		return f.value, nil
 	}
-	b, err := os.ReadFile(f.path)
+	b, err := userfile.Read(f.path)
 	if err != nil {
 		return "", fmt.Errorf("secret file: %w", err)
 	}

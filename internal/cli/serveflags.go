@@ -18,6 +18,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/model/offline"
 	"github.com/a2amesh/a2amesh/adk/model/openai"
 	"github.com/a2amesh/a2amesh/gateway"
+	"github.com/a2amesh/a2amesh/internal/userfile"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/serve"
 )
@@ -245,7 +246,7 @@ func (s *ServeFlags) tlsConfig(c *serve.Config) error {
 	}
 	c.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
 	if ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := userfile.Read(ca)
 		if err != nil {
 			return fmt.Errorf("--tls-client-ca: %w", err)
 		}

@@ -60,7 +60,7 @@ func TestServeFlagPairs(t *testing.T) {
 		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--data-dir", "/tmp/a2amesh"}, "--data-dir: applies only with the state in memory"},
 		{[]string{"--push-allow", "10.0.0.0/8, bad host"}, `--push-allow`},
 		{[]string{"--drain-delay", "-1s"}, "--drain-delay: must not be negative"},
-		{[]string{"--auth-config", "/nonexistent/auth.yaml"}, "--auth-config: auth config: open /nonexistent/auth.yaml"},
+		{[]string{"--auth-config", "/nonexistent/auth.yaml"}, "--auth-config: auth config: stat /nonexistent/auth.yaml"},
 		{[]string{"--signing-key", "/nonexistent/key.pem"}, "--signing-key: "},
 		{[]string{"--tls-cert", "/nonexistent/cert.pem"}, "give both"},
 		{[]string{"--tls-client-ca", "/nonexistent/ca.pem"}, "give both"},
