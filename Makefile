@@ -76,6 +76,7 @@ FUZZ_TARGETS := \
 	./gateway:FuzzParseTopology:50000x \
 	./natsstore:FuzzLogMessage \
 	./a2a/auth:FuzzJWT:30000x \
+	./a2a/auth:FuzzParseConfig:30000x \
 	./a2a/cardsign:FuzzCanonicalize \
 	./a2a/cardsign:FuzzVerify:30000x \
 	./a2a/push:FuzzVerifyRequest:30000x \
