@@ -29,6 +29,32 @@ import (
 	"github.com/a2amesh/a2amesh/internal/idptest"
 )
 
+// The gated server of the authentication tests admits alice by her API
+// key, bound to tenant acme, and bearer JWTs of its IdP for gatedAudience.
+const (
+	aliceKey      = "alice-key-0123456789"
+	gatedAudience = "https://agents.acme.test/echo"
+)
+
+// startGatedServe serves the holding echo agent behind that gate until
+// the test ends, and returns it with the IdP whose tokens it takes.
+func startGatedServe(t *testing.T) (*ourServer, *idptest.IdP) {
+	t.Helper()
+	idp := idptest.New(t, idptest.Config{})
+	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{{Key: aliceKey, Name: "alice", Tenant: "acme"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := auth.NewGate(auth.GateConfig{
+		Authenticators: []auth.Authenticator{keys, idp.Authenticator(t, gatedAudience)},
+		Audit:          slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startServe(t, gate), idp
+}
+
 // goCardOfGated reads the card of a gated server at url for a2a-go.
 // a2a-go v2.4.0 cannot read the securityRequirements of a 1.0 card: the
 // scopes of a scheme are a StringList, {"list": [...]} in ProtoJSON as
@@ -91,22 +117,7 @@ func goCardOfGated(t *testing.T, ctx context.Context, hc *http.Client, url strin
 // task method.
 func TestA2AGoClientAuthenticates(t *testing.T) {
 	ctx := testContext(t)
-	const audience = "https://agents.acme.test/echo"
-	idp := idptest.New(t, idptest.Config{})
-	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{
-		{Key: "alice-key-0123456789", Name: "alice", Tenant: "acme"},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := auth.NewGate(auth.GateConfig{
-		Authenticators: []auth.Authenticator{keys, idp.Authenticator(t, audience)},
-		Audit:          slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServe(t, gate)
+	srv, idp := startGatedServe(t)
 	hc := newHTTPClient(t)
 	card := goCardOfGated(t, ctx, hc, srv.URL)
 
@@ -125,9 +136,9 @@ func TestA2AGoClientAuthenticates(t *testing.T) {
 		t.Fatalf("a2a-go reads the card's schemes as %+v, requirements %+v; want an API key and a bearer scheme, either required", card.SecuritySchemes, card.SecurityRequirements)
 	}
 	creds := a2aclient.NewInMemoryCredentialsStore()
-	creds.Set("alice", keyScheme, "alice-key-0123456789")
-	creds.Set("bob", bearerScheme, a2aclient.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": audience, "tenant": "acme"})))
-	creds.Set("expired", bearerScheme, a2aclient.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": audience, "exp": 1})))
+	creds.Set("alice", keyScheme, aliceKey)
+	creds.Set("bob", bearerScheme, a2aclient.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": gatedAudience, "tenant": "acme"})))
+	creds.Set("expired", bearerScheme, a2aclient.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": gatedAudience, "exp": 1})))
 	alice := a2aclient.AttachSessionID(ctx, "alice")
 	bob := a2aclient.AttachSessionID(ctx, "bob")
 
@@ -257,22 +268,9 @@ func TestJSClientAuthenticates(t *testing.T) {
 	node, npm := requireNode(t)
 	dir := installJSDeps(t, npm)
 
-	const audience = "https://agents.acme.test/echo"
-	idp := idptest.New(t, idptest.Config{})
-	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{{Key: "alice-key-0123456789", Name: "alice"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := auth.NewGate(auth.GateConfig{
-		Authenticators: []auth.Authenticator{keys, idp.Authenticator(t, audience)},
-		Audit:          slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServe(t, gate)
-	stale := idp.Mint(t, map[string]any{"sub": "bob", "aud": audience, "exp": time.Now().Add(-time.Hour).Unix()})
-	fresh := idp.Mint(t, map[string]any{"sub": "bob", "aud": audience})
+	srv, idp := startGatedServe(t)
+	stale := idp.Mint(t, map[string]any{"sub": "bob", "aud": gatedAudience, "exp": time.Now().Add(-time.Hour).Unix()})
+	fresh := idp.Mint(t, map[string]any{"sub": "bob", "aud": gatedAudience})
 
 	for _, tc := range []struct {
 		binding string
@@ -286,7 +284,7 @@ func TestJSClientAuthenticates(t *testing.T) {
 		t.Run(tc.binding, func(t *testing.T) {
 			var sum jsAuthSummary
 			runJS(t, node, dir, nil, &sum, "auth.mjs", "--prefer", tc.binding,
-				"--key", "alice-key-0123456789", "--stale", stale, "--fresh", fresh, srv.URL)
+				"--key", aliceKey, "--stale", stale, "--fresh", fresh, srv.URL)
 			if !sum.OK {
 				t.Fatalf("auth.mjs: %s", sum.Error)
 			}
@@ -306,7 +304,7 @@ func TestJSClientAuthenticates(t *testing.T) {
 				}
 			}
 			// The task is alice's on the server.
-			alice := auth.NewContext(testContext(t), &auth.Principal{Scheme: "apiKey", Issuer: "apikey", Subject: "alice"})
+			alice := auth.NewContext(testContext(t), &auth.Principal{Scheme: "apiKey", Issuer: "apikey", Subject: "alice", Tenant: "acme"})
 			if _, err := srv.Handler.GetTask(alice, &a2a.GetTaskRequest{ID: sum.AliceTask}); err != nil {
 				t.Errorf("alice's task %s on the server: %v", sum.AliceTask, err)
 			}
@@ -322,20 +320,7 @@ func TestJSClientAuthenticates(t *testing.T) {
 // v2.4.0's, reads no body but a 200's).
 func TestA2AGo03ClientAuthenticates(t *testing.T) {
 	ctx := testContext(t)
-	const audience = "https://agents.acme.test/echo"
-	idp := idptest.New(t, idptest.Config{})
-	keys, err := auth.NewAPIKeys(auth.APIKeysConfig{Keys: []auth.APIKey{{Key: "alice-key-0123456789", Name: "alice"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := auth.NewGate(auth.GateConfig{
-		Authenticators: []auth.Authenticator{keys, idp.Authenticator(t, audience)},
-		Audit:          slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := startServe(t, gate)
+	srv, idp := startGatedServe(t)
 	creds := a2aclient03.NewInMemoryCredentialsStore()
 	c, card := newGo03Client(t, ctx, srv.URL, newHTTPClient(t), a2aclient03.WithInterceptors(&a2aclient03.AuthInterceptor{Service: creds}))
 	var keyScheme, bearerScheme a2a03.SecuritySchemeName
@@ -350,8 +335,8 @@ func TestA2AGo03ClientAuthenticates(t *testing.T) {
 	if keyScheme == "" || bearerScheme == "" || len(card.Security) != 2 {
 		t.Fatalf("a2a-go 0.3 reads the card's schemes as %+v, security %+v; want an API key and a bearer scheme, either required", card.SecuritySchemes, card.Security)
 	}
-	creds.Set("alice", keyScheme, "alice-key-0123456789")
-	creds.Set("bob", bearerScheme, a2aclient03.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": audience})))
+	creds.Set("alice", keyScheme, aliceKey)
+	creds.Set("bob", bearerScheme, a2aclient03.AuthCredential(idp.Mint(t, map[string]any{"sub": "bob", "aud": gatedAudience})))
 	alice := a2aclient03.WithSessionID(ctx, "alice")
 	bob := a2aclient03.WithSessionID(ctx, "bob")
 
