@@ -262,8 +262,10 @@ type jsRefusal struct {
 func TestJSClientAuthenticates(t *testing.T) {
 	// Reading the script lets go test's result cache notice when it
 	// changes (it does not see what node reads).
-	if _, err := os.ReadFile(filepath.Join("js", "auth.mjs")); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"auth.mjs", "common.mjs"} {
+		if _, err := os.ReadFile(filepath.Join("js", name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	node, npm := requireNode(t)
 	dir := installJSDeps(t, npm)

@@ -110,7 +110,7 @@ type jsRun struct {
 func TestJSClient(t *testing.T) {
 	// Reading the package's files lets go test's result cache notice when
 	// they change (it does not see what node reads).
-	for _, name := range []string{"interop.mjs", "package.json", "package-lock.json"} {
+	for _, name := range []string{"interop.mjs", "common.mjs", "package.json", "package-lock.json"} {
 		if _, err := os.ReadFile(filepath.Join("js", name)); err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,6 @@
 // It prints one JSON summary line on stdout and exits non-zero on any
 // mismatch. ../auth_test.go runs it.
 
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import {
   ClientFactory,
@@ -23,28 +22,10 @@ import {
   createAuthenticatingFetchWithRetry,
 } from '@a2a-js/sdk/client';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
-import { Role, TaskState } from '@a2a-js/sdk';
+import { TaskState } from '@a2a-js/sdk';
+import { Mismatch, check, textMessage } from './common.mjs';
 
 const summary = { ok: false, sdk: '@a2a-js/sdk' };
-
-class Mismatch extends Error {}
-
-function check(cond, what) {
-  if (!cond) throw new Mismatch(what);
-}
-
-function textMessage(text, taskId = '') {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-    contextId: '',
-    taskId,
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 const send = (text, taskId) => ({ tenant: '', message: textMessage(text, taskId), configuration: undefined, metadata: undefined });
 

@@ -22,6 +22,7 @@ import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { Role, TaskState } from '@a2a-js/sdk';
+import { Mismatch, check, textMessage } from './common.mjs';
 
 const summary = { ok: false, sdk: '@a2a-js/sdk' };
 
@@ -30,29 +31,7 @@ function finish(code) {
   process.exit(code);
 }
 
-class Mismatch extends Error {}
-
-function check(cond, what) {
-  if (!cond) throw new Mismatch(what);
-}
-
 const stateName = (s) => TaskState[s] ?? String(s);
-
-// textMessage is a user message of one text part, every field of the
-// SDK's types given: its gRPC transport encodes a missing string field as
-// the string "undefined" (its JSON transports leave it out).
-function textMessage(text, taskId = '') {
-  return {
-    messageId: randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-    contextId: '',
-    taskId,
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 function sendRequest(text, returnImmediately = false) {
   const configuration = returnImmediately
