@@ -383,11 +383,32 @@ func (s *Server) drain(life context.Context) {
 	}
 }
 
+// loopbackOnly reports whether every listener of s is on a loopback
+// address, so that only this machine reaches it.
+func (s *Server) loopbackOnly() bool {
+	for _, ln := range []net.Listener{s.ln, s.grpcLn} {
+		if ln == nil {
+			continue
+		}
+		a, ok := ln.Addr().(*net.TCPAddr)
+		if !ok || !a.IP.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
 // serve runs the bindings until ctx ends or one of them fails, which
 // stops the others.
 func (s *Server) serve(ctx context.Context) error {
 	if s.gate == nil {
-		s.log.Warn("serving without authentication: every caller is anonymous and shares the anonymous caller's tasks; give the server a gate (--auth-config) before it is reachable beyond this machine")
+		// Open on loopback alone is the local mesh of make run, which
+		// says so once (a2amesh up); reachable beyond, it is a warning.
+		level := slog.LevelWarn
+		if s.loopbackOnly() {
+			level = slog.LevelInfo
+		}
+		s.log.Log(ctx, level, "serving without authentication: every caller is anonymous and shares the anonymous caller's tasks; give the server a gate (--auth-config) before it is reachable beyond this machine", "loopback", level == slog.LevelInfo)
 	} else if s.gate.Open() {
 		s.log.Warn("serving anonymous callers too (the gate allows anonymous): they share the anonymous caller's tasks")
 	}

@@ -132,7 +132,7 @@ func start(t *testing.T, cfg serve.Config) (s *serve.Server, done <-chan error, 
 }
 
 func TestServeAnAgent(t *testing.T) {
-	s, _, _ := start(t, serve.Config{})
+	s, _, logs := start(t, serve.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := client.New(ctx, s.URL(), client.Config{})
@@ -150,6 +150,10 @@ func TestServeAnAgent(t *testing.T) {
 	task, ok := res.(*a2a.Task)
 	if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) == 0 {
 		t.Fatalf("SendMessage = %#v, want a completed task with an answer", res)
+	}
+	// Open, on 127.0.0.1 alone: said, not warned.
+	if l := logs.String(); !strings.Contains(l, `level=INFO msg="serving without authentication`) || !strings.Contains(l, "loopback=true") {
+		t.Errorf("the open server on loopback did not say so at INFO:\n%s", l)
 	}
 }
 

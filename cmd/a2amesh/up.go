@@ -115,6 +115,7 @@ func up(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "  %-10s %s  pid %-7d the whole mesh as one A2A agent\n", "gateway", gw, pids["gateway"])
 	fmt.Fprintf(stdout, "  %-10s %s\n", "console", strings.TrimSuffix(gw, "/")+console.Path)
+	fmt.Fprintln(stdout, "Open: every service takes any caller, without authentication, on 127.0.0.1 only (docs/security.md turns it on).")
 	cmd := "go run ./cmd/a2amesh"
 	askCmd := cmd + " ask"
 	if *basePort != defaultBasePort() {

@@ -58,6 +58,7 @@ func TestUp(t *testing.T) {
 		t.Fatalf("up --base-port 0 took the default ports: %s, %s", weather[1], gw[1])
 	}
 	con := out.await(t, `^  console +(http://127\.0\.0\.1:(\d+)/console/)$`)
+	out.await(t, `^Open: every service takes any caller, without authentication, on 127\.0\.0\.1 only`)
 	if con[2] != gw[2] {
 		t.Fatalf("the console %s is not the gateway's (%s)", con[1], gw[1])
 	}
@@ -94,6 +95,11 @@ func TestUp(t *testing.T) {
 	}
 	if alive(restarted) {
 		t.Errorf("the restarted weather agent (pid %d) outlived up", restarted)
+	}
+	// Up says once that the mesh is open; its services, on loopback, do
+	// not warn each.
+	if strings.Contains(out.String(), "serving without authentication") {
+		t.Errorf("a service warned that it serves without authentication:\n%s", out)
 	}
 }
 
