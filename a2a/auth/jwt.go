@@ -44,7 +44,7 @@ type JWTConfig struct {
 	// first token, then again by the first token after RefreshInterval,
 	// and at once by a token whose key id it lacks, so that the issuer's
 	// key rotations apply without a restart. A failed fetch keeps the last
-	// good keys.
+	// good keys; a set that publishes a private key is refused.
 	JWKSURL string
 	// RefreshInterval is how old the fetched keys may grow before a token
 	// fetches them again: 10 minutes by default.

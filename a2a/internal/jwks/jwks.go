@@ -48,13 +48,10 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 )
 
-// Defaults of Config.
 const (
-	DefaultRefresh     = 10 * time.Minute
-	DefaultMinInterval = 30 * time.Second
-)
-
-const (
+	// Config's defaults.
+	defaultRefresh     = 10 * time.Minute
+	defaultMinInterval = 30 * time.Second
 	// maxBytes bounds a JWKS document: a few dozen keys fit many times.
 	maxBytes = 1 << 20
 	// fetchTimeout bounds one fetch whatever the HTTP client's timeout.
@@ -69,12 +66,12 @@ type Config struct {
 	// Client fetches URL; nil means a client with a 10 s timeout.
 	Client *http.Client
 	// Refresh is how old the keys may grow before the next call fetches
-	// them again: DefaultRefresh when zero.
+	// them again: 10 minutes when zero.
 	Refresh time.Duration
 	// MinInterval is the least time between the starts of two fetches,
-	// however many calls need a key the set lacks: DefaultMinInterval when
-	// zero. Keys that grew older than Refresh after a good fetch are
-	// fetched at once, whatever MinInterval.
+	// however many calls need a key the set lacks: 30 seconds when zero.
+	// Keys that grew older than Refresh after a good fetch are fetched at
+	// once, whatever MinInterval.
 	MinInterval time.Duration
 	// Expire says what keys older than Refresh are worth until a fetch
 	// replaces them.
@@ -222,8 +219,8 @@ func New(cfg Config) (*Cache, error) {
 		url:         cfg.URL,
 		name:        u.Redacted(),
 		client:      cfg.Client,
-		refresh:     or(cfg.Refresh, DefaultRefresh),
-		minInterval: or(cfg.MinInterval, DefaultMinInterval),
+		refresh:     or(cfg.Refresh, defaultRefresh),
+		minInterval: or(cfg.MinInterval, defaultMinInterval),
 		expire:      cfg.Expire,
 		now:         cfg.Now,
 	}
