@@ -7,46 +7,28 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/a2amesh/a2amesh/a2a/internal/jwks/jwkstest"
 )
 
-// agentJWKS is an agent's /.well-known/jwks.json on 127.0.0.1, whose
-// answer the test changes, counting the fetches.
-type agentJWKS struct {
-	srv *httptest.Server
+// agentJWKS is an agent's /.well-known/jwks.json.
+type agentJWKS struct{ *jwkstest.Server }
 
-	mu     sync.Mutex
-	status int
-	doc    []byte
-	hits   int
-}
-
-func newAgentJWKS(t *testing.T, keys ...agentKey) *agentJWKS {
-	t.Helper()
-	a := &agentJWKS{}
+func newAgentJWKS(t *testing.T, keys ...agentKey) agentJWKS {
+	a := agentJWKS{jwkstest.NewServer(t, nil)}
 	a.publish(t, keys...)
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		a.hits++
-		status, doc := a.status, a.doc
-		a.mu.Unlock()
-		w.WriteHeader(status)
-		w.Write(doc)
-	}))
-	t.Cleanup(a.srv.Close)
 	return a
 }
 
-func (a *agentJWKS) url() string { return a.srv.URL + "/.well-known/jwks.json" }
+func (a agentJWKS) url() string { return a.URL + "/.well-known/jwks.json" }
 
 // publish serves the public JWKS of keys.
-func (a *agentJWKS) publish(t *testing.T, keys ...agentKey) {
+func (a agentJWKS) publish(t *testing.T, keys ...agentKey) {
 	t.Helper()
 	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}
 	for _, k := range keys {
@@ -56,44 +38,14 @@ func (a *agentJWKS) publish(t *testing.T, keys ...agentKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.answer(http.StatusOK, doc)
-}
-
-func (a *agentJWKS) answer(status int, doc []byte) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.status, a.doc = status, doc
-}
-
-func (a *agentJWKS) fetches() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.hits
-}
-
-// testClock is the time of a Verifier's JWKS cache, moved by the test.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	a.Answer(http.StatusOK, doc)
 }
 
 // jwksVerifier verifies with the keys of a's JWKS, on a clock of the
 // test's.
-func jwksVerifier(a *agentJWKS) (*Verifier, *testClock) {
-	clk := &testClock{now: time.Now()}
-	return &Verifier{JWKSURL: a.url(), HTTPClient: a.srv.Client(), Audience: []string{hookURL}, now: clk.Now}, clk
+func jwksVerifier(a agentJWKS) (*Verifier, *jwkstest.Clock) {
+	clk := jwkstest.NewClock(time.Now())
+	return &Verifier{JWKSURL: a.url(), HTTPClient: a.Client(), Audience: []string{hookURL}, now: clk.Now}, clk
 }
 
 // signedBy is a genuine notification of hookBody signed with k.
@@ -137,25 +89,25 @@ func TestVerifierJWKSRotation(t *testing.T) {
 	a.publish(t, oldKey, newKey)
 	_, err := v.Verify(ctx, signedBy(t, newKey), hookBody)
 	refusal(t, "new key within 30 s of the fetch", err, ErrUnknownKey, `"2026-11"`, a.url(), "no sooner than")
-	clk.advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	if _, err := v.Verify(ctx, signedBy(t, newKey), hookBody); err != nil {
 		t.Fatalf("new key 30 s later: %v", err)
 	}
 	if _, err := v.Verify(ctx, signedBy(t, oldKey), hookBody); err != nil {
 		t.Fatalf("old key, still published: %v", err)
 	}
-	if n := a.fetches(); n != 2 {
+	if n := a.Fetches(); n != 2 {
 		t.Fatalf("%d fetches, want 2", n)
 	}
 
 	a.publish(t, newKey)
-	clk.advance(10 * time.Minute)
+	clk.Advance(10 * time.Minute)
 	_, err = v.Verify(ctx, signedBy(t, oldKey), hookBody)
 	refusal(t, "old key after it was removed", err, ErrUnknownKey, `kid "2026-01" is not in the JWKS at `+a.url())
 	if _, err := v.Verify(ctx, signedBy(t, newKey), hookBody); err != nil {
 		t.Fatalf("new key: %v", err)
 	}
-	if n := a.fetches(); n != 3 {
+	if n := a.Fetches(); n != 3 {
 		t.Errorf("%d fetches, want 3", n)
 	}
 }
@@ -171,7 +123,7 @@ func TestVerifierJWKSPinnedFirst(t *testing.T) {
 	if _, err := v.Verify(ctx, signedBy(t, pinned), hookBody); err != nil {
 		t.Fatalf("pinned key: %v", err)
 	}
-	if n := a.fetches(); n != 0 {
+	if n := a.Fetches(); n != 0 {
 		t.Fatalf("%d fetches for a pinned key, want none", n)
 	}
 	_, err := v.Verify(ctx, signedBy(t, impostor), hookBody)
@@ -208,7 +160,7 @@ func TestVerifierJWKSUnavailable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAgentJWKS(t)
-			a.answer(tc.status, tc.doc)
+			a.Answer(tc.status, tc.doc)
 			v, _ := jwksVerifier(a)
 			_, err := v.Verify(ctx, signedBy(t, k), hookBody)
 			refusal(t, "Verify", err, nil, a.url(), tc.says)
@@ -240,12 +192,12 @@ func TestVerifierJWKSUnavailable(t *testing.T) {
 		if _, err := v.Verify(ctx, signedBy(t, k), hookBody); err != nil {
 			t.Fatal(err)
 		}
-		a.answer(http.StatusServiceUnavailable, nil)
-		clk.advance(5 * time.Minute)
+		a.Answer(http.StatusServiceUnavailable, nil)
+		clk.Advance(5 * time.Minute)
 		if _, err := v.Verify(ctx, signedBy(t, k), hookBody); err != nil {
 			t.Fatalf("keys 5 minutes old: %v", err)
 		}
-		clk.advance(5 * time.Minute)
+		clk.Advance(5 * time.Minute)
 		_, err := v.Verify(ctx, signedBy(t, k), hookBody)
 		refusal(t, "keys 10 minutes old", err, nil, a.url(), "expired", "HTTP 503")
 	})

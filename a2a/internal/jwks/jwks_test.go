@@ -14,53 +14,32 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"go.uber.org/goleak"
+
+	"github.com/a2amesh/a2amesh/a2a/internal/jwks/jwkstest"
 )
 
 // TestMain fails the run if a test leaves a goroutine behind: a Cache
 // starts none, and its fetches end with the calls that make them.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// server is a JWKS endpoint on 127.0.0.1 whose answer a test changes,
-// counting the fetches; hold, when set, keeps each answer until it is
-// closed, and arrived then tells of each request.
-type server struct {
-	*httptest.Server
+// server is a JWKS endpoint publishing keys.
+type server struct{ *jwkstest.Server }
 
-	mu     sync.Mutex
-	status int
-	doc    []byte
-	hits   int
-
-	hold, arrived chan struct{}
-}
-
-func newServer(t *testing.T, keys map[string]any) *server {
+func newServer(t *testing.T, keys map[string]any) server {
 	t.Helper()
-	s := &server{}
+	s := server{jwkstest.NewServer(t, nil)}
 	s.publish(t, keys)
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits++
-		status, doc, hold := s.status, s.doc, s.hold
-		s.mu.Unlock()
-		if hold != nil {
-			s.arrived <- struct{}{}
-			<-hold
-		}
-		w.WriteHeader(status)
-		w.Write(doc)
-	}))
-	t.Cleanup(s.Close)
 	return s
 }
 
 // publish serves the public JWKS of keys, by kid.
-func (s *server) publish(t *testing.T, keys map[string]any) {
+func (s server) publish(t *testing.T, keys map[string]any) {
 	t.Helper()
 	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{}}
 	for kid, k := range keys {
@@ -70,37 +49,7 @@ func (s *server) publish(t *testing.T, keys map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.answer(http.StatusOK, doc)
-}
-
-func (s *server) answer(status int, doc []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.status, s.doc = status, doc
-}
-
-func (s *server) fetches() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits
-}
-
-// clock is a Cache's time, moved by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	s.Answer(http.StatusOK, doc)
 }
 
 func newCache(t *testing.T, cfg Config) *Cache {
@@ -256,13 +205,13 @@ func TestExpire(t *testing.T) {
 	}} {
 		t.Run(map[bool]string{false: "keep", true: "expire"}[tc.expire], func(t *testing.T) {
 			s := newServer(t, map[string]any{"a": a.Public(), "b": b.Public()})
-			clk := &clock{now: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}
+			clk := jwkstest.NewClock(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
 			c := newCache(t, Config{URL: s.URL, Client: s.Client(), Refresh: refresh, MinInterval: interval, Expire: tc.expire, Now: clk.Now})
 			for i, st := range tc.steps {
-				clk.advance(st.advance)
+				clk.Advance(st.advance)
 				switch {
 				case st.down:
-					s.answer(http.StatusServiceUnavailable, nil)
+					s.Answer(http.StatusServiceUnavailable, nil)
 				case st.publish != nil:
 					keys := map[string]any{}
 					for _, kid := range st.publish {
@@ -279,7 +228,7 @@ func TestExpire(t *testing.T) {
 				case st.kids != nil && (!slices.Equal(kids(set.Keys), st.kids) || set.Epoch != st.epoch):
 					t.Errorf("step %d: keys %q in epoch %d, want %q in %d", i, kids(set.Keys), set.Epoch, st.kids, st.epoch)
 				}
-				if n := s.fetches(); n != st.fetches {
+				if n := s.Fetches(); n != st.fetches {
 					t.Errorf("step %d: %d fetches, want %d", i, n, st.fetches)
 				}
 			}
@@ -321,12 +270,20 @@ func TestEpoch(t *testing.T) {
 // its end though the call that started it has gone: one fetch serves all.
 func TestSingleFlight(t *testing.T) {
 	k := newEC(t, elliptic.P256())
-	s := newServer(t, map[string]any{"k": k.Public()})
-	hold := make(chan struct{})
-	s.mu.Lock()
-	s.hold, s.arrived = hold, make(chan struct{}, 1)
-	s.mu.Unlock()
-	c := newCache(t, Config{URL: s.URL, Client: s.Client()})
+	doc, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: k.Public(), KeyID: "k"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		arrived <- struct{}{}
+		<-release
+		w.Write(doc)
+	}))
+	t.Cleanup(srv.Close)
+	c := newCache(t, Config{URL: srv.URL, Client: srv.Client()})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
@@ -334,7 +291,7 @@ func TestSingleFlight(t *testing.T) {
 		_, err := c.Lookup(ctx, "k")
 		first <- err
 	}()
-	<-s.arrived
+	<-arrived
 	const waiters = 4
 	var wg sync.WaitGroup
 	errs := make([]error, waiters)
@@ -343,11 +300,11 @@ func TestSingleFlight(t *testing.T) {
 	}
 	gone, stop := context.WithCancel(context.Background())
 	stop()
-	if _, err := c.Lookup(gone, "k"); !errors.Is(err, context.Canceled) || !Unavailable(err) || !strings.Contains(err.Error(), s.URL) {
+	if _, err := c.Lookup(gone, "k"); !errors.Is(err, context.Canceled) || !Unavailable(err) || !strings.Contains(err.Error(), srv.URL) {
 		t.Errorf("a waiter whose context ended: %v", err)
 	}
 	cancel()
-	close(hold)
+	close(release)
 	if err := <-first; err != nil {
 		t.Errorf("the call that fetched, its context ended: %v", err)
 	}
@@ -355,7 +312,7 @@ func TestSingleFlight(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Error(err)
 	}
-	if n := s.fetches(); n != 1 {
+	if n := hits.Load(); n != 1 {
 		t.Errorf("%d fetches, want 1", n)
 	}
 }
@@ -387,7 +344,7 @@ func TestFetchErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, nil)
-			s.answer(tc.status, tc.doc)
+			s.Answer(tc.status, tc.doc)
 			url := strings.Replace(s.URL, "http://", "http://reader:hunter2@", 1) + "/jwks.json"
 			c := newCache(t, Config{URL: url, Client: s.Client()})
 			_, err := c.Keys(context.Background(), false)
