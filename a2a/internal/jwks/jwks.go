@@ -70,8 +70,8 @@ type Config struct {
 	Refresh time.Duration
 	// MinInterval is the least time between the starts of two fetches,
 	// however many calls need a key the set lacks: 30 seconds when zero.
-	// Keys that grew older than Refresh after a good fetch are fetched at
-	// once, whatever MinInterval.
+	// With Expire, keys that grew older than Refresh after a good fetch
+	// are fetched at once, whatever MinInterval.
 	MinInterval time.Duration
 	// Expire says what keys older than Refresh are worth until a fetch
 	// replaces them.
@@ -304,12 +304,12 @@ func (c *Cache) usable(now time.Time) bool {
 }
 
 // due reports whether a fetch may start at now; c.mu is held. Fetches
-// are spaced by MinInterval, failed ones included, but keys that aged
-// past Refresh after a good fetch are fetched at once: with Expire they
+// are spaced by MinInterval, failed ones included, but with Expire keys
+// that aged past Refresh after a good fetch are fetched at once: they
 // would otherwise be missing for the rest of the interval.
 func (c *Cache) due(now time.Time) bool {
 	return c.tried.IsZero() || now.Sub(c.tried) >= c.minInterval ||
-		c.err == nil && !c.fetched.IsZero() && now.Sub(c.fetched) >= c.refresh
+		c.expire && c.err == nil && !c.fetched.IsZero() && now.Sub(c.fetched) >= c.refresh
 }
 
 // result is what Keys returns at now once it fetched or waited for a

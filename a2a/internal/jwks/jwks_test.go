@@ -236,6 +236,30 @@ func TestExpire(t *testing.T) {
 	}
 }
 
+// TestRefreshWithinMinInterval: when Refresh is shorter than
+// MinInterval, keys past Refresh are fetched at once with Expire (else
+// none would serve until MinInterval), and serve stale without it.
+func TestRefreshWithinMinInterval(t *testing.T) {
+	k := newEC(t, elliptic.P256())
+	for _, tc := range []struct {
+		expire  bool
+		fetches int
+	}{{false, 1}, {true, 2}} {
+		s := newServer(t, map[string]any{"k": k.Public()})
+		clk := jwkstest.NewClock(time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC))
+		c := newCache(t, Config{URL: s.URL, Client: s.Client(), Refresh: 10 * time.Second, MinInterval: time.Minute, Expire: tc.expire, Now: clk.Now})
+		for range 2 {
+			if _, err := c.Lookup(context.Background(), "k"); err != nil {
+				t.Fatalf("Expire %v: %v", tc.expire, err)
+			}
+			clk.Advance(10 * time.Second)
+		}
+		if n := s.Fetches(); n != tc.fetches {
+			t.Errorf("Expire %v: %d fetches, want %d", tc.expire, n, tc.fetches)
+		}
+	}
+}
+
 // TestEpoch: a fetch that drops a key, or changes one under its kid,
 // starts an epoch; one that adds a key, or publishes the same, does not.
 func TestEpoch(t *testing.T) {
