@@ -94,8 +94,9 @@ type Verifier struct {
 	// by the signature's kid, among Keys first; a key whose alg or use
 	// says otherwise is not used.
 	Keys *jose.JSONWebKeySet
-	// JWKSURL is the agent's JWKS URL (https://agent.example.com/.well-known/jwks.json,
-	// say), whose keys the Verifier fetches with HTTPClient and caches: at
+	// JWKSURL is the agent's JWKS URL
+	// (https://agent.example.com/.well-known/jwks.json, say), whose keys
+	// the Verifier fetches with HTTPClient and caches: at
 	// the first notification, then again for a kid the keys lack (at most
 	// every 30 seconds), so that the agent's rotations need no restart,
 	// and when they are 10 minutes old. Keys older than that are not
@@ -113,7 +114,7 @@ type Verifier struct {
 	// them.
 	Audience []string
 	// Issuers, when set, lists the issuers (iss) accepted; empty accepts
-	// any whose key is in Keys.
+	// any whose key is trusted.
 	Issuers []string
 	// Leeway is the clock skew tolerated between the agent and the
 	// receiver when checking iat and exp. Zero means one minute.
