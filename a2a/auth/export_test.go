@@ -8,13 +8,9 @@ import (
 // Cached reports whether j would admit token from its cache, exp aside,
 // for the tests.
 func (j *JWT) Cached(token string) bool {
+	ks := j.jwksKeys(context.Background())
 	e, ok := j.cache.get(digest(token), time.Now())
-	if !ok || j.remote == nil {
-		return ok
-	}
-	j.remote.mu.Lock()
-	defer j.remote.mu.Unlock()
-	return e.epoch == j.remote.epoch
+	return ok && ks.err == nil && e.epoch == ks.Epoch
 }
 
 // CachedTokens is how many tokens j's cache holds, for the tests.
@@ -36,9 +32,5 @@ func (j *JWT) AuthenticateUncached(ctx context.Context, creds Credentials) (*Pri
 	if err != nil {
 		return nil, err
 	}
-	var ks jwksKeys
-	if j.remote != nil {
-		ks.remote, ks.epoch, ks.err = j.remote.get(ctx, false)
-	}
-	return j.verified(ctx, token, ks)
+	return j.verified(ctx, token, j.jwksKeys(ctx))
 }

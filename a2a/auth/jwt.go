@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/internal/jwks"
 )
 
 // JWTConfig configures a JWT authenticator. Issuer, Audience and one of
@@ -44,7 +44,7 @@ type JWTConfig struct {
 	// first token, then again by the first token after RefreshInterval,
 	// and at once by a token whose key id it lacks, so that the issuer's
 	// key rotations apply without a restart. A failed fetch keeps the last
-	// good keys.
+	// good keys; a set that publishes a private key is refused.
 	JWKSURL string
 	// RefreshInterval is how old the fetched keys may grow before a token
 	// fetches them again: 10 minutes by default.
@@ -88,8 +88,8 @@ type JWT struct {
 	audience      jwt.Audience
 	algs          []jose.SignatureAlgorithm
 	skew          time.Duration
-	pinned        []verifyKey
-	remote        *remoteKeys // nil without a JWKS URL
+	pinned        []jwks.Key
+	remote        *jwks.Cache // nil without a JWKS URL
 	tenantClaim   string
 	scopeClaim    string
 	maxTokenBytes int
@@ -145,7 +145,7 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 	}
 	if cfg.Keys != nil {
 		for i, k := range cfg.Keys.Keys {
-			vk, ok := publicSigningKey(k)
+			vk, ok := jwks.SigningKey(k)
 			if !ok {
 				return nil, bad("Keys", fmt.Sprintf("key %d (kid %q) is not an RSA, EC or Ed25519 signing key", i, k.KeyID))
 			}
@@ -156,20 +156,20 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 		}
 	}
 	if cfg.JWKSURL != "" {
-		u, err := url.Parse(cfg.JWKSURL)
-		if err != nil || u.Scheme == "" || u.Host == "" {
-			return nil, bad("JWKSURL", "must be an absolute URL")
+		// Authentication is on the request path: it prefers availability,
+		// so the last good keys serve through an outage of the issuer's
+		// JWKS (not Expire). A key the issuer withdraws is dropped by the
+		// first good fetch after it, and the tokens it verified with it.
+		remote, err := jwks.New(jwks.Config{
+			URL:         cfg.JWKSURL,
+			Client:      cfg.HTTPClient,
+			Refresh:     or(cfg.RefreshInterval, defaultRefreshInterval),
+			MinInterval: or(cfg.MinRefreshInterval, defaultMinRefreshInterval),
+		})
+		if err != nil {
+			return nil, bad("JWKSURL", err.Error())
 		}
-		client := cfg.HTTPClient
-		if client == nil {
-			client = &http.Client{Timeout: fetchTimeout}
-		}
-		j.remote = &remoteKeys{
-			url:        cfg.JWKSURL,
-			client:     client,
-			refresh:    or(cfg.RefreshInterval, defaultRefreshInterval),
-			minRefresh: or(cfg.MinRefreshInterval, defaultMinRefreshInterval),
-		}
+		j.remote = remote
 	}
 	return j, nil
 }
@@ -255,10 +255,7 @@ func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, 
 	// The keys of a JWKS URL are read first, on a cache hit too: it keeps
 	// their refresh on schedule, and a hit serves only while no refresh
 	// has dropped a key since the token was verified.
-	var ks jwksKeys
-	if j.remote != nil {
-		ks.remote, ks.epoch, ks.err = j.remote.get(ctx, false)
-	}
+	ks := j.jwksKeys(ctx)
 	now := time.Now()
 	if e, ok := j.cache.get(d, now); ok {
 		// As jwt.Claims.ValidateWithLeeway, which admitted the token, has it.
@@ -266,7 +263,7 @@ func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, 
 			j.cache.remove(d)
 			return nil, refuse(reasonExpired)
 		}
-		if ks.err == nil && e.epoch == ks.epoch {
+		if ks.err == nil && e.epoch == ks.Epoch {
 			return e.p, nil
 		}
 		j.cache.remove(d)
@@ -276,17 +273,24 @@ func (j *JWT) Authenticate(ctx context.Context, creds Credentials) (*Principal, 
 		return nil, err
 	}
 	if exp, ok := expiry(p); ok {
-		j.cache.put(d, p, exp, ks.epoch, now)
+		j.cache.put(d, p, exp, ks.Epoch, now)
 	}
 	return p, nil
 }
 
-// jwksKeys are the keys of the JWKS URL a request has read, and their epoch
-// (see remoteKeys.get); none without a JWKS URL.
+// jwksKeys are the keys of the JWKS URL a request has read, and their
+// epoch; none without a JWKS URL.
 type jwksKeys struct {
-	remote []verifyKey
-	epoch  uint64
-	err    error
+	jwks.Set
+	err error // why there are none
+}
+
+func (j *JWT) jwksKeys(ctx context.Context) jwksKeys {
+	var ks jwksKeys
+	if j.remote != nil {
+		ks.Set, ks.err = j.remote.Keys(ctx, false)
+	}
+	return ks
 }
 
 // expiry reads the exp of a verified token from its principal's claims,
@@ -343,13 +347,14 @@ func (j *JWT) bearer(creds Credentials) (string, error) {
 
 // verify checks sig with the key it names and returns its payload. A
 // token naming a key the JWKS keys ks lack refreshes them (see
-// remoteKeys.get).
+// jwks.Cache.Keys).
 func (j *JWT) verify(ctx context.Context, sig *jose.JSONWebSignature, kid, alg string, ks jwksKeys) ([]byte, error) {
-	remote, remoteErr := ks.remote, ks.err
-	keys, reason := pick(kid, alg, j.pinned, remote)
+	remoteErr := ks.err
+	keys, reason := pick(kid, alg, j.pinned, ks.Keys)
 	if reason == reasonUnknownKey && j.remote != nil {
-		remote, _, remoteErr = j.remote.get(ctx, true)
-		keys, reason = pick(kid, alg, j.pinned, remote)
+		var s jwks.Set
+		s, remoteErr = j.remote.Keys(ctx, true)
+		keys, reason = pick(kid, alg, j.pinned, s.Keys)
 	}
 	if reason == reasonUnknownKey && remoteErr != nil && len(j.pinned) == 0 {
 		return nil, fmt.Errorf("auth: no keys to verify a bearer token with: %w", remoteErr)
@@ -358,7 +363,7 @@ func (j *JWT) verify(ctx context.Context, sig *jose.JSONWebSignature, kid, alg s
 		return nil, refuse(reason)
 	}
 	for _, k := range keys {
-		if payload, err := sig.Verify(k.key); err == nil {
+		if payload, err := sig.Verify(k.Public); err == nil {
 			return payload, nil
 		}
 	}
@@ -368,16 +373,16 @@ func (j *JWT) verify(ctx context.Context, sig *jose.JSONWebSignature, kid, alg s
 // pick returns the keys that may have signed a token with kid and alg:
 // those with that kid, or without a kid the only key fitting alg; else why
 // there are none.
-func pick(kid, alg string, sets ...[]verifyKey) ([]verifyKey, string) {
-	var fit []verifyKey
+func pick(kid, alg string, sets ...[]jwks.Key) ([]jwks.Key, string) {
+	var fit []jwks.Key
 	named := false
 	for _, set := range sets {
 		for _, k := range set {
-			if kid != "" && k.kid != kid {
+			if kid != "" && k.ID != kid {
 				continue
 			}
 			named = true
-			if k.fits(alg) {
+			if k.Fits(alg) {
 				fit = append(fit, k)
 			}
 		}

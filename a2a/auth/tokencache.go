@@ -38,7 +38,7 @@ func digest(token string) tokenDigest {
 // signature and claims once. An entry serves until the first of its
 // token's exp (checked at every hit, with the skew, by the caller),
 // tokenCacheTTL after it was verified, and a JWKS refresh that no longer
-// publishes a key it had (see remoteKeys.epoch). Refused tokens are never
+// publishes a key it had (see jwks.Set.Epoch). Refused tokens are never
 // put in it.
 //
 // It is split in shards, each under its own lock, and each shard evicts

@@ -3,18 +3,16 @@ package cardsign
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/a2amesh/a2amesh/a2a"
+	"github.com/a2amesh/a2amesh/a2a/internal/jwks"
 )
 
 // Errors of verification; test with errors.Is. When a card has several
@@ -35,9 +33,6 @@ var (
 const (
 	DefaultMinRefetchInterval = time.Minute
 	DefaultMaxAge             = time.Hour
-	defaultFetchTimeout       = 10 * time.Second
-	// maxJWKSSize bounds a fetched JWKS; real ones are a few kilobytes.
-	maxJWKSSize = 1 << 20
 )
 
 // VerifierConfig says which keys a Verifier trusts. At least one of Keys
@@ -50,10 +45,15 @@ type VerifierConfig struct {
 	Keys *jose.JSONWebKeySet
 	// JWKSURL is the absolute http(s) URL of a JWKS whose keys are
 	// trusted like pinned ones: an agent's /.well-known/jwks.json, say.
-	// Use https unless the network between is trusted.
+	// Use https unless the network between is trusted. A set that
+	// publishes a private key is refused whole.
 	JWKSURL string
 	// HTTPClient fetches JWKSURL. Nil means a client whose requests time
-	// out after 10 seconds; a fetch is bounded by Verify's context too.
+	// out after 10 seconds; a fetch takes 10 seconds at most whatever the
+	// client's timeout. A fetch runs to its end though the context of the
+	// Verify that started it ends first, so that the verifications
+	// waiting for it get its keys; a waiting Verify gives up with its own
+	// context.
 	HTTPClient *http.Client
 	// MinRefetchInterval is the least time between two fetches of
 	// JWKSURL: a kid not in the fetched set makes the verifier fetch it
@@ -71,67 +71,62 @@ type VerifierConfig struct {
 // A Verifier checks agent cards' signatures against the keys its
 // configuration trusts. It is safe for concurrent use.
 type Verifier struct {
-	pinned      *jose.JSONWebKeySet
-	url         string
-	hc          *http.Client
-	minInterval time.Duration
-	maxAge      time.Duration
-	now         func() time.Time // time.Now; tests move it
-
-	// fetching holds a token while a fetch of url is under way, so that
-	// there is one at a time and waiters can give up with their context.
-	fetching chan struct{}
-
-	mu          sync.Mutex
-	fetched     *jose.JSONWebKeySet // the last set fetched, nil before
-	fetchedAt   time.Time
-	attemptedAt time.Time // the last fetch, successful or not
-	fetchErr    error     // why the last fetch failed, nil if it did not
+	pinned []jwks.Key
+	remote *jwks.Cache // nil without a JWKS URL
 }
 
 // NewVerifier returns a Verifier trusting what cfg names. It checks the
 // configuration (each pinned key, the URL) and fetches nothing yet.
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
+	return newVerifier(cfg, time.Now)
+}
+
+// newVerifier is NewVerifier with the JWKS's clock, which tests move.
+func newVerifier(cfg VerifierConfig, now func() time.Time) (*Verifier, error) {
 	hasKeys := cfg.Keys != nil && len(cfg.Keys.Keys) > 0
 	if !hasKeys && cfg.JWKSURL == "" {
 		return nil, errors.New("cardsign: verifier config: no Keys and no JWKSURL: nothing to trust")
 	}
+	if cfg.MinRefetchInterval < 0 || cfg.MaxAge < 0 {
+		return nil, errors.New("cardsign: verifier config: MinRefetchInterval and MaxAge cannot be negative")
+	}
+	v := &Verifier{}
 	if hasKeys {
 		for i, k := range cfg.Keys.Keys {
 			if _, err := trustable(k); err != nil {
 				return nil, fmt.Errorf("cardsign: verifier config: Keys[%d] (kid %q): %w", i, k.KeyID, err)
 			}
+			key, _ := jwks.SigningKey(k) // trustable: it is one
+			v.pinned = append(v.pinned, key)
 		}
 	}
 	if cfg.JWKSURL != "" {
-		if err := checkHTTPURL(cfg.JWKSURL); err != nil {
+		// A card is trusted for what it says about an agent, and a key
+		// the agent revoked must stop vouching for cards however long its
+		// JWKS cannot be fetched: the fetched keys expire after MaxAge
+		// (Expire), availability giving way to revocation. An agent that
+		// cannot be verified is not imported, and is retried later.
+		remote, err := jwks.New(jwks.Config{
+			URL:         cfg.JWKSURL,
+			Client:      cfg.HTTPClient,
+			Refresh:     or(cfg.MaxAge, DefaultMaxAge),
+			MinInterval: or(cfg.MinRefetchInterval, DefaultMinRefetchInterval),
+			Expire:      true,
+			Now:         now,
+		})
+		if err != nil {
 			return nil, fmt.Errorf("cardsign: verifier config: JWKSURL: %w", err)
 		}
-	}
-	if cfg.MinRefetchInterval < 0 || cfg.MaxAge < 0 {
-		return nil, errors.New("cardsign: verifier config: MinRefetchInterval and MaxAge cannot be negative")
-	}
-	v := &Verifier{
-		url:         cfg.JWKSURL,
-		hc:          cfg.HTTPClient,
-		minInterval: cfg.MinRefetchInterval,
-		maxAge:      cfg.MaxAge,
-		now:         time.Now,
-		fetching:    make(chan struct{}, 1),
-	}
-	if hasKeys {
-		v.pinned = cfg.Keys
-	}
-	if v.hc == nil {
-		v.hc = &http.Client{Timeout: defaultFetchTimeout}
-	}
-	if v.minInterval == 0 {
-		v.minInterval = DefaultMinRefetchInterval
-	}
-	if v.maxAge == 0 {
-		v.maxAge = DefaultMaxAge
+		v.remote = remote
 	}
 	return v, nil
+}
+
+func or(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // Verify returns nil when at least one of card's signatures verifies with
@@ -250,11 +245,13 @@ func (v *Verifier) verifyOne(ctx context.Context, payload []byte, sig a2a.AgentC
 	}
 	fits := 0
 	for _, k := range keys {
-		if keyAlg, err := trustable(k); err != nil || keyAlg != alg {
+		// A key verifies the one algorithm cards are signed with by its
+		// type, and the one its JWK names if it names one.
+		if keyAlg, err := algorithmFor(k.Public); err != nil || keyAlg != alg || !k.Fits(string(alg)) {
 			continue
 		}
 		fits++
-		if jws.DetachedVerify(payload, k.Key) == nil {
+		if jws.DetachedVerify(payload, k.Public) == nil {
 			return nil
 		}
 	}
@@ -342,142 +339,16 @@ func trustable(k jose.JSONWebKey) (jose.SignatureAlgorithm, error) {
 
 // keysFor returns the trusted keys with id kid: the pinned ones, or else
 // those of the JWKS.
-func (v *Verifier) keysFor(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
-	if v.pinned != nil {
-		if keys := v.pinned.Key(kid); len(keys) > 0 {
-			return keys, nil
-		}
-	}
-	if v.url == "" {
-		return nil, fmt.Errorf("%w: kid %q is not pinned", ErrUnknownKey, kid)
-	}
-	if keys := v.cached(kid); keys != nil {
+func (v *Verifier) keysFor(ctx context.Context, kid string) ([]jwks.Key, error) {
+	if keys := jwks.Named(v.pinned, kid); len(keys) > 0 {
 		return keys, nil
 	}
-	select {
-	case v.fetching <- struct{}{}:
-		defer func() { <-v.fetching }()
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: kid %q: waiting for the JWKS at %s: %w", ErrUnknownKey, kid, v.url, context.Cause(ctx))
+	if v.remote == nil {
+		return nil, fmt.Errorf("%w: kid %q is not pinned", ErrUnknownKey, kid)
 	}
-	v.mu.Lock()
-	now := v.now()
-	fresh := v.fetched != nil && now.Sub(v.fetchedAt) < v.maxAge
-	if fresh {
-		if keys := v.fetched.Key(kid); len(keys) > 0 {
-			v.mu.Unlock()
-			return keys, nil // fetched while this call waited
-		}
-	}
-	// A set that expired after a good fetch may be fetched again at once;
-	// otherwise fetches are spaced, failed ones included.
-	due := v.attemptedAt.IsZero() || now.Sub(v.attemptedAt) >= v.minInterval || (!fresh && v.fetched != nil && v.fetchErr == nil)
-	if !due {
-		err := v.notDueError(kid, fresh, now)
-		v.mu.Unlock()
-		return nil, err
-	}
-	v.attemptedAt = now
-	v.mu.Unlock()
-
-	set, err := v.fetch(ctx)
-
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	keys, err := v.remote.Lookup(ctx, kid)
 	if err != nil {
-		v.fetchErr = err
-		if fresh {
-			return nil, fmt.Errorf("%w: kid %q is not in the JWKS fetched from %s %s ago, and fetching it again failed: %w", ErrUnknownKey, kid, v.url, now.Sub(v.fetchedAt).Round(time.Second), err)
-		}
-		v.fetched = nil // expired: revoked keys must not outlive MaxAge
-		return nil, fmt.Errorf("%w: kid %q: %w", ErrUnknownKey, kid, err)
-	}
-	v.fetched, v.fetchedAt, v.fetchErr = set, v.now(), nil
-	keys := set.Key(kid)
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: kid %q is not in the JWKS at %s", ErrUnknownKey, kid, v.url)
+		return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
 	}
 	return keys, nil
-}
-
-// cached returns the fetched keys with id kid while they are fresh.
-func (v *Verifier) cached(kid string) []jose.JSONWebKey {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.fetched == nil || v.now().Sub(v.fetchedAt) >= v.maxAge {
-		return nil
-	}
-	if keys := v.fetched.Key(kid); len(keys) > 0 {
-		return keys
-	}
-	return nil
-}
-
-// notDueError says why kid is unknown when the JWKS may not be fetched
-// yet. v.mu is held.
-func (v *Verifier) notDueError(kid string, fresh bool, now time.Time) error {
-	wait := (v.minInterval - now.Sub(v.attemptedAt)).Round(time.Second)
-	switch {
-	case v.fetchErr != nil:
-		return fmt.Errorf("%w: kid %q: the JWKS at %s could not be fetched (trying again no sooner than in %s): %w", ErrUnknownKey, kid, v.url, wait, v.fetchErr)
-	case fresh:
-		return fmt.Errorf("%w: kid %q is not in the JWKS at %s (fetched again no sooner than in %s)", ErrUnknownKey, kid, v.url, wait)
-	}
-	return fmt.Errorf("%w: kid %q: the keys fetched from %s expired (fetched again no sooner than in %s)", ErrUnknownKey, kid, v.url, wait)
-}
-
-// fetch gets the JWKS and keeps the keys that can verify card signatures.
-func (v *Verifier) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("fetch JWKS: %w", err)
-	}
-	req.Header.Set("Accept", "application/jwk-set+json, application/json")
-	resp, err := v.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetch JWKS: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetch JWKS from %s: %w", v.url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetch JWKS from %s: HTTP %s", v.url, resp.Status)
-	}
-	if len(body) > maxJWKSSize {
-		return nil, fmt.Errorf("fetch JWKS from %s: larger than %d bytes", v.url, maxJWKSSize)
-	}
-	set, err := parseJWKS(body)
-	if err != nil {
-		return nil, fmt.Errorf("JWKS from %s: %w", v.url, err)
-	}
-	return set, nil
-}
-
-// parseJWKS reads a JWKS, keeping the keys that can verify card
-// signatures and skipping the others (encryption keys, other types),
-// which a set shared with other uses may hold. A set that holds private
-// key material is refused whole: its signatures prove nothing.
-func parseJWKS(data []byte) (*jose.JSONWebKeySet, error) {
-	var doc struct {
-		Keys []json.RawMessage `json:"keys"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil || doc.Keys == nil {
-		return nil, errors.New(`not a JWKS (want {"keys": [...]})`)
-	}
-	set := &jose.JSONWebKeySet{}
-	for _, raw := range doc.Keys {
-		var k jose.JSONWebKey
-		if err := k.UnmarshalJSON(raw); err != nil {
-			continue // a key go-jose cannot read verifies nothing here
-		}
-		if _, symmetric := k.Key.([]byte); !k.IsPublic() && !symmetric {
-			return nil, fmt.Errorf("it publishes a private key (kid %q)", k.KeyID)
-		}
-		if _, err := trustable(k); err == nil {
-			set.Keys = append(set.Keys, k)
-		}
-	}
-	return set, nil
 }

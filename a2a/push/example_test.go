@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,26 +97,37 @@ func ExampleMemory() {
 }
 
 // An agent signs its notifications with its private key and publishes the
-// public key in a JWKS; a webhook pins that key set and verifies each
-// notification before acting on it: signed by the agent, for this webhook,
-// recently, with this very body.
+// public key in a JWKS; a webhook fetches that key set from the agent's
+// JWKS URL (or pins it: Verifier.Keys) and verifies each notification
+// before acting on it: signed by the agent, for this webhook, recently,
+// with this very body.
 func ExampleVerifier() {
-	// The agent's side.
+	// The agent's side: its key, and the JWKS it publishes.
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		log.Fatal(err)
 	}
-	published := &jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "2025-01", Algorithm: "EdDSA", Use: "sig"}}}
+	published, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: pub, KeyID: "2025-01", Algorithm: "EdDSA", Use: "sig"}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Write(published)
+	}))
+	defer agent.Close()
+	jwksURL := agent.URL + "/.well-known/jwks.json"
 	sender := &push.Sender{
 		Guard: netguard.Guard{Allow: []string{"127.0.0.1"}},
 		Signing: &push.Signing{
 			Key: priv, KeyID: "2025-01",
 			Issuer:  "https://agent.example.com",
-			JWKSURL: "https://agent.example.com/.well-known/jwks.json",
+			JWKSURL: jwksURL,
 		},
 	}
 
-	// The webhook's side: its URL as registered, and the agent's keys.
+	// The webhook's side: its URL as registered, and where the agent
+	// publishes its keys.
 	type delivery struct {
 		signature string
 		body      []byte
@@ -125,7 +137,7 @@ func ExampleVerifier() {
 	hook := httptest.NewServer(mux)
 	defer hook.Close()
 	verifier := &push.Verifier{
-		Keys:     published,
+		JWKSURL:  jwksURL,
 		Audience: []string{hook.URL + "/hook"},
 		Issuers:  []string{"https://agent.example.com"},
 	}
@@ -156,7 +168,7 @@ func ExampleVerifier() {
 	// body.
 	d := <-delivered
 	forged := bytes.Replace(d.body, []byte("COMPLETED"), []byte("FAILED"), 1)
-	_, err = verifier.Verify(d.signature, forged)
+	_, err = verifier.Verify(context.Background(), d.signature, forged)
 	fmt.Println("forged body refused:", errors.Is(err, push.ErrBodyMismatch))
 	// Output:
 	// verified: task t1 from https://agent.example.com

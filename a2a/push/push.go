@@ -18,7 +18,8 @@
 //     redirect.
 //   - proof of origin: besides the config's credentials, a Sender with
 //     Signing signs each notification with the agent's key, and a webhook
-//     checks it with a Verifier holding the agent's published keys.
+//     checks it with a Verifier holding the agent's published keys, or
+//     fetching them from the agent's JWKS URL.
 //
 // Which events are pushed, and when, is the server's decision: it calls
 // Sender.Notify for each event a task's webhooks should see.

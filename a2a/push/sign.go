@@ -64,7 +64,8 @@ type Signing struct {
 	Issuer string
 	// JWKSURL, when set, is the URL of the key set, sent as the jku header
 	// for a receiver to learn where the keys are. Receivers do not fetch
-	// keys from a URL a request names (see Verifier.Keys).
+	// keys from a URL a request names: they configure it themselves (see
+	// Verifier.JWKSURL).
 	JWKSURL string
 }
 

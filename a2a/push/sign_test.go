@@ -136,7 +136,7 @@ func TestNotifySigned(t *testing.T) {
 				t.Errorf("exp - iat = %v s, want %v", exp-iat, signatureLifetime.Seconds())
 			}
 			v := &Verifier{Keys: k.keySet(), Audience: []string{h.url()}, Issuers: []string{"https://agent.example.com"}}
-			got, err := v.Verify(sig, r.body)
+			got, err := v.Verify(context.Background(), sig, r.body)
 			if err != nil {
 				t.Fatalf("Verify = %v", err)
 			}
@@ -170,7 +170,7 @@ func TestNotifySignsEachAttempt(t *testing.T) {
 	sigs := map[string]bool{}
 	for i, r := range reqs {
 		sig := r.header.Get(SignatureHeader)
-		c, err := v.Verify(sig, r.body)
+		c, err := v.Verify(context.Background(), sig, r.body)
 		if err != nil {
 			t.Fatalf("attempt %d: Verify = %v", i+1, err)
 		}

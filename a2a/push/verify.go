@@ -1,30 +1,39 @@
 package push
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	// go-jose's JSON matches names exactly, as JOSE requires.
 	"github.com/go-jose/go-jose/v4/json"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/a2amesh/a2amesh/a2a/internal/jwks"
 )
 
 // Errors of Verifier: every refusal matches exactly one of them (test with
-// errors.Is); a webhook answers each with 401 and acts on nothing.
+// errors.Is); a webhook answers each with 401 and acts on nothing. An
+// error matching none of them is the receiver's fault, not the
+// notification's: a misconfigured Verifier, or an agent's JWKS that gave
+// no keys; a webhook answers it with 503, which the agent retries.
 var (
 	// ErrUnsigned: the request has no SignatureHeader.
 	ErrUnsigned = errors.New("push: notification is not signed")
 	// ErrBadSignature: the signature is not a JWT signed with an allowed
 	// algorithm by the key it names, or lacks a claim a notification has.
 	ErrBadSignature = errors.New("push: notification signature is invalid")
-	// ErrUnknownKey: the signature names a key (kid) that Verifier.Keys
-	// does not hold, as after the agent rotated its keys; the receiver may
-	// refresh its copy of the agent's key set and verify again.
+	// ErrUnknownKey: the signature names a key (kid) that neither
+	// Verifier.Keys nor the JWKS at Verifier.JWKSURL, fetched again for
+	// it, holds. With pinned Keys only, the agent may have rotated its
+	// keys: the receiver may refresh its copy of the agent's key set and
+	// verify again.
 	ErrUnknownKey = errors.New("push: notification signed with an unknown key")
 	// ErrExpired: the signature's validity (iat to exp, give or take
 	// Verifier.Leeway) does not include now.
@@ -73,43 +82,70 @@ type Claims struct {
 // and is the one it sent: its signature (see Signing) is made by one of
 // the agent's keys with an asymmetric algorithm, for this webhook's URL,
 // by an expected issuer, is within its validity, and covers the exact body
-// received. Keys, Audience and Issuers are pinned: nothing in a request
-// chooses them, so a forger cannot point the receiver at its own keys (the
-// jku header is not followed).
+// received. Keys, JWKSURL, Audience and Issuers are the receiver's:
+// nothing in a request chooses them, so a forger cannot point the
+// receiver at its own keys (the jku header is not followed).
 //
-// Keys and Audience are required; a Verifier is safe for concurrent use
-// as long as its fields are not changed.
+// Keys or JWKSURL, and Audience, are required; a Verifier is safe for
+// concurrent use as long as its fields are not changed once it is used.
 type Verifier struct {
-	// Keys are the agent's public keys, as it publishes them (its JWKS,
-	// fetched by the receiver from a URL it trusts). A key is chosen by
-	// the signature's kid; a key whose alg or use says otherwise is not
-	// used.
+	// Keys are pinned public keys of the agent, as it publishes them (its
+	// JWKS, fetched by the receiver from a URL it trusts). A key is chosen
+	// by the signature's kid, among Keys first; a key whose alg or use
+	// says otherwise is not used.
 	Keys *jose.JSONWebKeySet
+	// JWKSURL is the agent's JWKS URL
+	// (https://agent.example.com/.well-known/jwks.json, say), whose keys
+	// the Verifier fetches with HTTPClient and caches: at
+	// the first notification, then again for a kid the keys lack (at most
+	// every 30 seconds), so that the agent's rotations need no restart,
+	// and when they are 10 minutes old. Keys older than that are not
+	// trusted if they cannot be fetched again: a key the agent removed
+	// (revoked) stops verifying within 10 minutes whatever keeps the JWKS
+	// from being fetched, and the notifications meanwhile fail with an
+	// error matching no Err variable (answer 503: the agent retries). A
+	// set that publishes a private key is refused.
+	JWKSURL string
+	// HTTPClient fetches JWKSURL; nil means a client with a 10 s timeout.
+	// A fetch takes 10 s at most whatever the client's timeout.
+	HTTPClient *http.Client
 	// Audience lists this webhook's URLs, exactly as registered in the
 	// push notification configs; a signature must be made for one of
 	// them.
 	Audience []string
 	// Issuers, when set, lists the issuers (iss) accepted; empty accepts
-	// any whose key is in Keys.
+	// any whose key is trusted.
 	Issuers []string
 	// Leeway is the clock skew tolerated between the agent and the
 	// receiver when checking iat and exp. Zero means one minute.
 	Leeway time.Duration
+
+	// now is the JWKS cache's clock: time.Now when nil. Tests move it.
+	now func() time.Time
+
+	once      sync.Once
+	remote    *jwks.Cache // of JWKSURL, nil without it
+	remoteErr error       // why JWKSURL cannot be used
 }
 
 // VerifyRequest verifies the notification r carries, whose body the
-// caller has read into body (exactly as received). It returns the
-// signature's claims, or an error matching one of the Err variables above
-// (or, when the Verifier lacks Keys or Audience, none of them).
+// caller has read into body (exactly as received), within r's context.
+// It returns the signature's claims, or an error matching one of the Err
+// variables above (or none of them: see there).
 func (v *Verifier) VerifyRequest(r *http.Request, body []byte) (Claims, error) {
-	return v.Verify(r.Header.Get(SignatureHeader), body)
+	return v.Verify(r.Context(), r.Header.Get(SignatureHeader), body)
 }
 
 // Verify is VerifyRequest for a receiver on another HTTP stack: signature
-// is the value of SignatureHeader, "" when it is absent.
-func (v *Verifier) Verify(signature string, body []byte) (Claims, error) {
-	if v.Keys == nil || len(v.Keys.Keys) == 0 {
-		return Claims{}, errors.New("push: Verifier has no Keys: set the agent's published key set")
+// is the value of SignatureHeader, "" when it is absent. ctx bounds the
+// wait for the agent's JWKS, when JWKSURL is set.
+func (v *Verifier) Verify(ctx context.Context, signature string, body []byte) (Claims, error) {
+	if (v.Keys == nil || len(v.Keys.Keys) == 0) && v.JWKSURL == "" {
+		return Claims{}, errors.New("push: Verifier has no Keys and no JWKSURL: set the agent's published key set or its URL")
+	}
+	v.once.Do(v.init)
+	if v.remoteErr != nil {
+		return Claims{}, v.remoteErr
 	}
 	if len(v.Audience) == 0 {
 		return Claims{}, errors.New("push: Verifier has no Audience: set the webhook's URL as registered")
@@ -127,7 +163,7 @@ func (v *Verifier) Verify(signature string, body []byte) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: no key ID (kid) in its header", ErrBadSignature)
 	}
 	var c notaryClaims
-	if err := v.verifySignature(tok, h, &c); err != nil {
+	if err := v.verifySignature(ctx, tok, h, &c); err != nil {
 		return Claims{}, err
 	}
 	if c.Issuer == "" || len(c.Audience) == 0 || c.IssuedAt == nil || c.Expiry == nil || c.ID == "" || c.BodySHA256 == "" {
@@ -156,24 +192,32 @@ func (v *Verifier) Verify(signature string, body []byte) (Claims, error) {
 	}, nil
 }
 
+func (v *Verifier) init() {
+	if v.JWKSURL == "" {
+		return
+	}
+	// Push prefers revocation to availability (Expire): a notification
+	// that cannot be verified now is retried by the agent, while one
+	// accepted with a revoked key may be a forgery acted on.
+	v.remote, v.remoteErr = jwks.New(jwks.Config{URL: v.JWKSURL, Client: v.HTTPClient, Expire: true, Now: v.now})
+	if v.remoteErr != nil {
+		v.remoteErr = fmt.Errorf("push: Verifier.JWKSURL: %w", v.remoteErr)
+	}
+}
+
 // verifySignature checks tok's signature with the key its header names
 // and decodes its claims into c.
-func (v *Verifier) verifySignature(tok *jwt.JSONWebToken, h jose.Header, c *notaryClaims) error {
-	keys := v.Keys.Key(h.KeyID)
-	if len(keys) == 0 {
-		return fmt.Errorf("%w: %q", ErrUnknownKey, h.KeyID)
+func (v *Verifier) verifySignature(ctx context.Context, tok *jwt.JSONWebToken, h jose.Header, c *notaryClaims) error {
+	keys, err := v.keysFor(ctx, h.KeyID)
+	if err != nil {
+		return err
 	}
 	for _, k := range keys {
-		if k.Algorithm != "" && k.Algorithm != h.Algorithm || k.Use != "" && k.Use != "sig" {
+		if !k.Fits(h.Algorithm) {
 			continue
 		}
-		if !k.IsPublic() {
-			// A private key in the set: verify with its public half. A
-			// symmetric key has none, and verifies nothing.
-			k = k.Public()
-		}
 		var payload json.RawMessage
-		if err := tok.Claims(k.Key, &payload); err != nil {
+		if err := tok.Claims(k.Public, &payload); err != nil {
 			continue
 		}
 		if err := json.Unmarshal(payload, c); err != nil {
@@ -182,4 +226,32 @@ func (v *Verifier) verifySignature(tok *jwt.JSONWebToken, h jose.Header, c *nota
 		return nil
 	}
 	return fmt.Errorf("%w: it does not verify with key %q and algorithm %s", ErrBadSignature, h.KeyID, h.Algorithm)
+}
+
+// keysFor returns the keys with id kid: the pinned ones, or else those of
+// JWKSURL. A pinned private key verifies by its public half; a symmetric
+// key, or one for encryption, verifies nothing.
+func (v *Verifier) keysFor(ctx context.Context, kid string) ([]jwks.Key, error) {
+	if v.Keys != nil {
+		if pinned := v.Keys.Key(kid); len(pinned) > 0 {
+			keys := make([]jwks.Key, 0, len(pinned))
+			for _, k := range pinned {
+				if key, ok := jwks.SigningKey(k); ok {
+					keys = append(keys, key)
+				}
+			}
+			return keys, nil
+		}
+	}
+	if v.remote == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownKey, kid)
+	}
+	keys, err := v.remote.Lookup(ctx, kid)
+	switch {
+	case jwks.Unavailable(err):
+		return nil, fmt.Errorf("push: no key to verify the notification with: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrUnknownKey, err)
+	}
+	return keys, nil
 }

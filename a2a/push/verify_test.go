@@ -1,6 +1,7 @@
 package push
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/x509"
@@ -209,7 +210,7 @@ func TestVerifierKeySelection(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := &Verifier{Keys: &jose.JSONWebKeySet{Keys: tt.keys}, Audience: []string{hookURL}}
-			_, err := v.Verify(tok, hookBody)
+			_, err := v.Verify(context.Background(), tok, hookBody)
 			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 				t.Fatalf("Verify = %v, want %v", err, tt.want)
 			}
@@ -225,7 +226,7 @@ func TestVerifierMisconfigured(t *testing.T) {
 		{Keys: &jose.JSONWebKeySet{}, Audience: []string{hookURL}},
 		{Keys: agent.keySet()},
 	} {
-		_, err := v.Verify(tok, hookBody)
+		_, err := v.Verify(context.Background(), tok, hookBody)
 		if err == nil || !strings.Contains(err.Error(), "Verifier has no") {
 			t.Fatalf("Verify with %+v = %v, want a configuration error", v, err)
 		}
@@ -252,7 +253,7 @@ func TestVerifyLeeway(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := &Verifier{Keys: agent.keySet(), Audience: []string{hookURL}, Leeway: tt.leeway}
-		if _, err := v.Verify(tok, hookBody); tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+		if _, err := v.Verify(context.Background(), tok, hookBody); tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 			t.Errorf("Leeway %v: Verify = %v, want %v", tt.leeway, err, tt.want)
 		}
 	}
@@ -294,7 +295,7 @@ func FuzzVerifyRequest(f *testing.F) {
 	f.Add("", hookBody)
 	f.Add("..", []byte("{}"))
 	f.Fuzz(func(t *testing.T, signature string, body []byte) {
-		c, err := v.Verify(signature, body)
+		c, err := v.Verify(context.Background(), signature, body)
 		if err != nil {
 			for _, e := range verifyErrors {
 				if errors.Is(err, e) {
