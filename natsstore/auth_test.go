@@ -1,7 +1,6 @@
 package natsstore_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,8 +42,8 @@ func TestConnectAuthenticates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := authServer(t, c.serve)
 			url := srv.ClientURL()
-			var logs syncBuffer
-			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			logs := new(a2atest.LogBuffer)
+			log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			// A bound far beyond an answer: a refusal must come back
 			// before it, not be retried until it ends.
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -309,22 +307,4 @@ func authServer(t *testing.T, configure func(*server.Options)) *server.Server {
 		t.Fatal("the NATS server did not start")
 	}
 	return srv
-}
-
-// syncBuffer is a buffer that logs from several goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
