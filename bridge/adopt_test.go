@@ -57,7 +57,7 @@ var stores = []struct {
 			t.Fatal(err)
 		}
 		t.Cleanup(e.Close)
-		nc, js, err := natsstore.Connect(ctx, e.URL(), t.Name(), nil)
+		nc, js, err := natsstore.Connect(ctx, e.URL(), natsstore.ConnConfig{Name: t.Name()})
 		if err != nil {
 			t.Fatal(err)
 		}

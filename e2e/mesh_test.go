@@ -93,7 +93,7 @@ func eventsOn(t *testing.T, ctx context.Context, m *mesh, agents map[string]stri
 			total += len(want[key])
 		}
 	}
-	nc, js, err := natsstore.Connect(ctx, m.nats, "test", nil)
+	nc, js, err := natsstore.Connect(ctx, m.nats, natsstore.ConnConfig{Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

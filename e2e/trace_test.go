@@ -191,7 +191,7 @@ entry: {agent: router, subAgents: [{agent: supervisor}]}
 
 	// The task events each agent published to NATS say which trace they
 	// belong to.
-	nc, js, err := natsstore.Connect(ctx, m.nats, "test", nil)
+	nc, js, err := natsstore.Connect(ctx, m.nats, natsstore.ConnConfig{Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func New(ctx context.Context, t *Topology, cfg Config) (*serve.Server, error) {
 		hosts = console.HostsOf(sc.PublicURL, sc.Listener.Addr())
 	}
 	con := console.New(console.Config{Name: sc.Name, Agents: t.Agents, Entry: entry, Gate: sc.Gate, Hosts: hosts,
-		NATS: sc.NATS.URL, Logger: sc.Logger})
+		NATS: sc.NATS.URL, NATSAuth: sc.NATS.Auth, Logger: sc.Logger})
 	routes := sc.Routes
 	sc.Routes = func(ctx context.Context, r route.IRoutes) {
 		con.Register(ctx, r)

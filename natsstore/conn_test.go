@@ -21,7 +21,7 @@ func TestConnContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { e.Close() }()
-	nc, _, err := natsstore.Connect(t.Context(), e.URL(), t.Name(), nil)
+	nc, _, err := natsstore.Connect(t.Context(), e.URL(), natsstore.ConnConfig{Name: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestConnContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a context of a closed connection goes on")
 	}
-	other, _, err := natsstore.Connect(t.Context(), e.URL(), t.Name(), nil)
+	other, _, err := natsstore.Connect(t.Context(), e.URL(), natsstore.ConnConfig{Name: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}

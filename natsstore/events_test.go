@@ -30,7 +30,7 @@ func natsServer(t testing.TB) *embedded.Server {
 // would, closed when the test ends; js.Conn() is the connection.
 func replica(t testing.TB, e *embedded.Server) jetstream.JetStream {
 	t.Helper()
-	nc, js, err := natsstore.Connect(t.Context(), e.URL(), t.Name(), nil)
+	nc, js, err := natsstore.Connect(t.Context(), e.URL(), natsstore.ConnConfig{Name: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestPublishAndWatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e := natsServer(t)
-	nc, js, err := natsstore.Connect(ctx, e.URL(), "test", nil)
+	nc, js, err := natsstore.Connect(ctx, e.URL(), natsstore.ConnConfig{Name: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func ExampleOpen() {
 	// Each replica has a connection of its own, and opens the agent's
 	// stores on it; the connection is closed when the replica is done.
 	replica := func(name string) (*natsstore.Stores, *natsstore.Conn) {
-		nc, js, err := natsstore.Connect(ctx, srv.URL(), name, nil)
+		nc, js, err := natsstore.Connect(ctx, srv.URL(), natsstore.ConnConfig{Name: name})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -185,7 +185,7 @@ func TestLogSurvivesANATSRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := e.Port()
-	nc, js, err := natsstore.Connect(ctx, e.URL(), "writer", nil)
+	nc, js, err := natsstore.Connect(ctx, e.URL(), natsstore.ConnConfig{Name: "writer"})
 	if err != nil {
 		t.Fatal(err)
 	}

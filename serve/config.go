@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/cloudwego/hertz/pkg/route"
 )
 
@@ -158,6 +159,11 @@ type Config struct {
 type NATS struct {
 	// URL is the NATS server; empty: none.
 	URL string
+	// Auth is who the server is to NATS (a credentials, nkey seed,
+	// password or token file) and how it verifies NATS over TLS; the zero
+	// value connects as no one, which a NATS that requires authorization
+	// refuses.
+	Auth natsstore.Auth
 	// Heartbeat, with the state on NATS, is how long a replica may miss
 	// its heartbeat before its peers fail its running tasks (they do
 	// within about twice this); zero means 10 s.
@@ -248,6 +254,10 @@ func (c *Config) Check() error {
 		return &ConfigError{Field: field, Needs: "applies only with State: StateNATS (replicas sharing their state on JetStream)"}
 	case c.NATS.URL == "" && c.NATS.StreamReplicas != 0:
 		return &ConfigError{Field: "NATS.StreamReplicas", Needs: "applies only with NATS.URL (it configures the streams on NATS)"}
+	case c.NATS.URL == "" && c.NATS.Auth != (natsstore.Auth{}):
+		return &ConfigError{Field: "NATS.Auth", Needs: "applies only with NATS.URL (it is how the server connects to NATS)"}
+	case c.NATS.Auth.Check() != nil:
+		return &ConfigError{Field: "NATS.Auth", Needs: "cannot be used as given", Err: c.NATS.Auth.Check()}
 	case c.NATS.Heartbeat < 0 || c.NATS.TasksMaxAge < 0 || c.NATS.EventsMaxAge < 0 || c.NATS.EventsPerTask < 0:
 		return &ConfigError{Field: "NATS", Needs: "durations and counts must not be negative"}
 	case c.NATS.StreamReplicas < 0 || c.NATS.StreamReplicas > 5:

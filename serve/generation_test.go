@@ -187,7 +187,7 @@ func natsReplica(t *testing.T, url string) (*server.Handler, *ntasks) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	nc, js, err := natsstore.Connect(ctx, url, t.Name(), nil)
+	nc, js, err := natsstore.Connect(ctx, url, natsstore.ConnConfig{Name: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}

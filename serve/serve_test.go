@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/cloudwego/hertz/pkg/route"
 	kclient "github.com/cloudwego/kitex/client"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/a2a/client"
@@ -52,6 +55,9 @@ func TestConfigCheck(t *testing.T) {
 		{"stream replicas without NATS", serve.Config{NATS: serve.NATS{StreamReplicas: 3}}, "NATS.StreamReplicas"},
 		{"more stream replicas than NATS takes", serve.Config{NATS: serve.NATS{URL: url, StreamReplicas: 6}}, "NATS"},
 		{"negative stream replicas", serve.Config{NATS: serve.NATS{URL: url, StreamReplicas: -1}}, "NATS"},
+		{"NATS credentials", serve.Config{NATS: serve.NATS{URL: url, Auth: natsstore.Auth{User: "mesh", PasswordFile: "/p"}}}, ""},
+		{"NATS credentials without NATS", serve.Config{NATS: serve.NATS{Auth: natsstore.Auth{TokenFile: "/t"}}}, "NATS.Auth"},
+		{"a NATS user without a password", serve.Config{NATS: serve.NATS{URL: url, Auth: natsstore.Auth{User: "mesh"}}}, "NATS.Auth"},
 		{"negative retention", serve.Config{Retention: -time.Second}, "Retention"},
 		{"bad push allowlist", serve.Config{PushAllow: []string{"not a host"}}, "PushAllow"},
 		{"negative drain delay", serve.Config{DrainDelay: -time.Second}, "DrainDelay"},
@@ -247,6 +253,38 @@ func TestTaskSizeFitsTheStores(t *testing.T) {
 	}
 	if task, ok := res.(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("after the refusal: %#v", res)
+	}
+}
+
+// With the state on a NATS that asks for a token, the server connects with
+// the token of NATS.Auth's file, and its tasks are stored there; without
+// it, New fails at once, naming NATS.
+func TestStateOnNATSWithAToken(t *testing.T) {
+	srv := startNATS(t, t.TempDir(), -1, "the-mesh-token")
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("the-mesh-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := start(t, serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL(), Auth: natsstore.Auth{TokenFile: file}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.New(ctx, s.URL(), client.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewTextMessage(a2a.RoleUser, "hello")})
+	if task, ok := res.(*a2a.Task); err != nil || !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("%#v, %v", res, err)
+	}
+
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "TestAgent", Description: "tests", Model: offline.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = serve.New(ctx, agent, serve.Config{State: serve.StateNATS, NATS: serve.NATS{URL: srv.ClientURL()}})
+	if !errors.Is(err, nats.ErrAuthorization) || !strings.Contains(err.Error(), srv.ClientURL()) || ctx.Err() != nil {
+		t.Fatalf("New without the token: %v, want an authorization error naming %s, at once", err, srv.ClientURL())
 	}
 }
 

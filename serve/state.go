@@ -54,7 +54,7 @@ func openState(ctx context.Context, cfg *Config, service, agent string, log *slo
 	st := &state{kind: StateMemory, retention: cfg.retention(), close: func() {}}
 	if cfg.state() == StateNATS {
 		st.kind = StateNATS
-		nc, js, err := natsstore.Connect(ctx, cfg.NATS.URL, service, log)
+		nc, js, err := natsstore.Connect(ctx, cfg.NATS.URL, natsstore.ConnConfig{Name: service, Auth: cfg.NATS.Auth, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("serve: state on NATS: %w", err)
 		}
@@ -76,7 +76,7 @@ func openState(ctx context.Context, cfg *Config, service, agent string, log *slo
 	if cfg.NATS.URL == "" {
 		return st, nil
 	}
-	nc, js, err := natsstore.Connect(ctx, cfg.NATS.URL, service, log)
+	nc, js, err := natsstore.Connect(ctx, cfg.NATS.URL, natsstore.ConnConfig{Name: service, Auth: cfg.NATS.Auth, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("serve: events to NATS: %w", err)
 	}

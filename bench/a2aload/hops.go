@@ -283,7 +283,7 @@ func (h *hopImpl) sustained(ctx context.Context, d time.Duration, maxReq int) er
 // none is missing: tasks tasks, each numbered 1..n, each ending settled.
 // Events still on their way (publishing is asynchronous) get 30 s.
 func checkEvents(ctx context.Context, url string, tasks int) error {
-	nc, js, err := natsstore.Connect(ctx, url, "a2aload", nil)
+	nc, js, err := natsstore.Connect(ctx, url, natsstore.ConnConfig{Name: "a2aload"})
 	if err != nil {
 		return err
 	}

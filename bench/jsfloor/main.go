@@ -57,7 +57,7 @@ func main() {
 func run(addr, natsURL string, retention, commitDelay time.Duration, publishes int, log *slog.Logger) error {
 	ctx, stop := cli.SignalContext()
 	defer stop()
-	nc, js, err := natsstore.Connect(ctx, natsURL, "jsfloor", log)
+	nc, js, err := natsstore.Connect(ctx, natsURL, natsstore.ConnConfig{Name: "jsfloor", Logger: log})
 	if err != nil {
 		return err
 	}

@@ -145,10 +145,11 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cli.NewFlags("watch", "A2AMESH")
 	url := f.StringEnv("nats", "NATS_URL", "nats://127.0.0.1:4222", "the mesh's NATS server")
 	since := f.Duration("since", 0, "also show the events of this long ago (0: only new ones)")
+	auth := cli.DefineNATSAuth(f)
 	if err := f.Parse(args); err != nil {
 		return err
 	}
-	nc, js, err := natsstore.Connect(ctx, *url, "a2amesh watch", nil)
+	nc, js, err := natsstore.Connect(ctx, *url, natsstore.ConnConfig{Name: "a2amesh watch", Auth: auth.Auth()})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +16,9 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/deploy/k8s/render"
 	"github.com/a2amesh/a2amesh/gateway"
+	natsconf "github.com/nats-io/nats-server/v2/conf"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -165,9 +168,11 @@ type credentialFile struct {
 // environment variables it reads secrets from (by what needs them).
 func credentialFiles(o *render.Objects, c container) (files []credentialFile, envs map[string]string) {
 	envs = map[string]string{}
-	for _, s := range []struct{ flag, env string }{{"auth-config", "A2AMESH_AUTH_CONFIG"}, {"hop-credentials", "A2AMESH_HOP_CREDENTIALS"}, {"signing-key", "A2AMESH_SIGNING_KEY"}} {
+	for _, s := range []struct{ flag, env string }{{"auth-config", "A2AMESH_AUTH_CONFIG"}, {"hop-credentials", "A2AMESH_HOP_CREDENTIALS"},
+		{"signing-key", "A2AMESH_SIGNING_KEY"}, {"nats-password-file", "A2AMESH_NATS_PASSWORD_FILE"}, {"nats-token-file", "A2AMESH_NATS_TOKEN_FILE"},
+		{"nats-creds", "A2AMESH_NATS_CREDS"}, {"nats-nkey", "A2AMESH_NATS_NKEY"}, {"nats-tls-key", "A2AMESH_NATS_TLS_KEY"}} {
 		if p, _, _ := setting(o, c, s.flag, s.env); p != "" {
-			files = append(files, credentialFile{"--" + s.flag, p, s.flag == "signing-key"})
+			files = append(files, credentialFile{"--" + s.flag, p, s.flag != "auth-config" && s.flag != "hop-credentials"})
 		}
 	}
 	if cfg, err := authConfig(o, c); err == nil && cfg != nil {
@@ -276,6 +281,11 @@ var secretName = regexp.MustCompile(`(?i)(^|[-_.])(api[-_]?key|key|token|secret|
 // file, commented out or not.
 var assignment = regexp.MustCompile(`^\s*(?:#\s*)?(?:-\s+)?"?([A-Za-z0-9_.-]+)"?\s*[:=]\s*(\S.*)$`)
 
+// reference is a value that names an environment variable rather than
+// holding a secret: NATS's configuration's $NAME, whose source
+// checkNATSAuth follows to a Secret.
+var reference = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
+
 // checkSecretsStayOut: no secret is written in the manifests: the output
 // has no Secret (the operator creates them; one in the repository would
 // have its value there and the same in every cluster), no ConfigMap holds
@@ -295,7 +305,7 @@ func checkSecretsStayOut(_ *meta, _ string, o *render.Objects) []string {
 				bad = append(bad, fmt.Sprintf("ConfigMap %s, %s: a private key", cm.Name, key))
 			}
 			for i, line := range strings.Split(v, "\n") {
-				if m := assignment.FindStringSubmatch(line); m != nil && secretName.MatchString(m[1]) {
+				if m := assignment.FindStringSubmatch(line); m != nil && secretName.MatchString(m[1]) && !reference.MatchString(strings.TrimSpace(m[2])) {
 					bad = append(bad, fmt.Sprintf("ConfigMap %s, %s, line %d: %s has a value: a secret belongs in a Secret", cm.Name, key, i+1, m[1]))
 				}
 			}
@@ -329,6 +339,152 @@ func checkSecretsStayOut(_ *meta, _ string, o *render.Objects) []string {
 		}
 	}
 	return bad
+}
+
+// natsPassword is a password of NATS's configuration: the Secret and key
+// it comes from ("" when it does not come from a required one), and why
+// not.
+func natsPassword(c container, v any) (source, why string) {
+	s, _ := v.(string)
+	secret, key, ok := strings.Cut(strings.TrimPrefix(s, "secret-of-"), "~")
+	if !ok || !strings.HasPrefix(s, "secret-of-") {
+		return "", "is not from a Secret (by a $VARIABLE of the server's environment)"
+	}
+	for _, e := range c.c.Env {
+		if ref := e.ValueFrom; ref != nil && ref.SecretKeyRef != nil && ref.SecretKeyRef.Name == secret && ref.SecretKeyRef.Key == key {
+			if isTrue(ref.SecretKeyRef.Optional) {
+				return "", fmt.Sprintf("is from an optional Secret key ($%s): the server would start without it", e.Name)
+			}
+			return "Secret " + secret + ", key " + key, ""
+		}
+	}
+	return "", "is from no Secret key of the server's environment"
+}
+
+// natsConfigParsed is NATS's configuration as nats-server reads it, its
+// includes in place and the variables of its environment set, each value
+// from a Secret reading "secret-of-SECRET~KEY".
+func natsConfigParsed(o *render.Objects) (container, map[string]any, error) {
+	c, conf, err := natsConfig(o)
+	if err != nil {
+		return c, nil, err
+	}
+	env, err := withSecretSources(o).Env(c.w, c.c.Name, c.pod())
+	if err != nil {
+		return c, nil, err
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	m, err := natsconf.Parse(expandConf(conf, vars))
+	if err != nil {
+		return c, nil, fmt.Errorf("%s: its configuration: %w", c, err)
+	}
+	return c, m, nil
+}
+
+// withSecretSources is o with every Secret a pod references, each value
+// naming its Secret and key.
+func withSecretSources(o *render.Objects) *render.Objects {
+	with := *o
+	with.Secrets = nil
+	for name, keys := range operatorSecrets {
+		data := map[string][]byte{}
+		for _, k := range keys {
+			data[k] = []byte("secret-of-" + name + "~" + k) // "~" in no name, and safe in a URL
+		}
+		with.Secrets = append(with.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data})
+	}
+	return &with
+}
+
+// checkNATSAuth: NATS admits no client without a credential: its
+// configuration lists users, each with a password from a Secret the
+// server does not start without and with permissions, and lets no one in
+// as a default user; a cluster's servers route only with a password of a
+// Secret too, which every route carries. Every agent and the gateway
+// connect as one of the users, with its password from the same Secret.
+func checkNATSAuth(_ *meta, _ string, o *render.Objects) []string {
+	c, m, err := natsConfigParsed(o)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var bad []string
+	authz, _ := m["authorization"].(map[string]any)
+	users, _ := authz["users"].([]any)
+	if len(users) == 0 {
+		return []string{fmt.Sprintf("%s: its configuration has no authorization users: NATS admits every client that reaches it", c)}
+	}
+	if _, ok := m["no_auth_user"]; ok {
+		bad = append(bad, fmt.Sprintf("%s: no_auth_user admits a client without a credential", c))
+	}
+	sources := map[string]string{} // user -> its password's Secret and key
+	for _, u := range users {
+		um, _ := u.(map[string]any)
+		name, _ := um["user"].(string)
+		src, why := natsPassword(c, um["password"])
+		if why != "" {
+			bad = append(bad, fmt.Sprintf("%s: NATS user %q: its password %s", c, name, why))
+		}
+		if _, ok := um["permissions"]; !ok {
+			bad = append(bad, fmt.Sprintf("%s: NATS user %q has no permissions: it may publish and subscribe to anything", c, name))
+		}
+		sources[name] = src
+	}
+	if cl, ok := m["cluster"].(map[string]any); ok {
+		ca, _ := cl["authorization"].(map[string]any)
+		user, _ := ca["user"].(string)
+		src, why := natsPassword(c, ca["password"])
+		if why != "" {
+			bad = append(bad, fmt.Sprintf("%s: the cluster's route password %s: a server that reaches the cluster port joins the cluster", c, why))
+		}
+		routes, _ := cl["routes"].([]any)
+		for _, r := range routes {
+			u, err := url.Parse(fmt.Sprint(r))
+			if err != nil || u.User == nil || u.User.Username() != user || u.User.String() != user+":"+fmt.Sprint(ca["password"]) {
+				bad = append(bad, fmt.Sprintf("%s: route %s does not carry the cluster's user and password (%s)", c, urlWithoutPassword(fmt.Sprint(r)), src))
+			}
+		}
+	}
+	for _, a := range containers(o) {
+		if nats, _, _ := setting(o, a, "nats", "NATS_URL"); !isA2amesh(a.c) || nats == "" {
+			continue
+		}
+		user, _, err := setting(o, a, "nats-user", "A2AMESH_NATS_USER")
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		want, ok := sources[user]
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%s: connects to NATS as %q, which is no user of NATS's (--nats-user, A2AMESH_NATS_USER)", a, user))
+			continue
+		case want == "":
+			continue // NATS's side is said above
+		}
+		path, _, _ := setting(o, a, "nats-password-file", "A2AMESH_NATS_PASSWORD_FILE")
+		if path == "" {
+			bad = append(bad, fmt.Sprintf("%s: no --nats-password-file (A2AMESH_NATS_PASSWORD_FILE): NATS refuses it", a))
+			continue
+		}
+		if got, err := secretSource(a, path, ""); err != nil {
+			bad = append(bad, fmt.Sprintf("%s (its NATS password)", err))
+		} else if got != want {
+			bad = append(bad, fmt.Sprintf("%s: its NATS password %s is from %s, NATS's for %s from %s", a, path, got, user, want))
+		}
+	}
+	return bad
+}
+
+// urlWithoutPassword is a URL for a message.
+func urlWithoutPassword(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return "(a URL that does not parse)"
 }
 
 // checkGatewaySigns: the gateway signs its card, which other teams

@@ -2,6 +2,7 @@ package k8s_test
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -121,9 +122,42 @@ func flagValue(args []string, name string) (string, bool) {
 	return "", false
 }
 
-// envMap resolves c's environment into a map.
+// operatorSecrets are the Secrets, and their keys, that the operator
+// creates (docs/deploy.md#security) and the manifests only reference.
+var operatorSecrets = map[string][]string{
+	"a2amesh-mesh-key":    {"key"},
+	"a2amesh-client-keys": {"client"},
+	"a2amesh-signing-key": {"key.pem"},
+	"a2amesh-nats":        {"password", "route-password"},
+}
+
+// withOperatorSecrets returns o with the operator's Secrets it lacks
+// added, each value "secret-of-SECRET-KEY", for what resolves a pod's
+// environment (a required Secret's key that is missing is an error).
+func withOperatorSecrets(o *render.Objects) *render.Objects {
+	with := *o
+	with.Secrets = slices.Clone(o.Secrets)
+	for _, name := range slices.Sorted(maps.Keys(operatorSecrets)) {
+		if o.Secret(name) != nil {
+			continue
+		}
+		data := map[string][]byte{}
+		for _, k := range operatorSecrets[name] {
+			data[k] = []byte("secret-of-" + name + "-" + k)
+		}
+		ns := ""
+		if len(o.Namespaces) > 0 {
+			ns = o.Namespaces[0].Name
+		}
+		with.Secrets = append(with.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data})
+	}
+	return &with
+}
+
+// envMap resolves c's environment into a map, with the operator's
+// Secrets in place.
 func envMap(o *render.Objects, c container) (map[string]string, error) {
-	env, err := o.Env(c.w, c.c.Name, c.pod())
+	env, err := withOperatorSecrets(o).Env(c.w, c.c.Name, c.pod())
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +329,10 @@ func calls(o *render.Objects, c container) ([]*url.URL, error) {
 	for k, v := range vars {
 		if !strings.HasSuffix(k, "_PUBLIC_URL") {
 			raw = append(raw, v)
+			// A list of URLs (NATS's routes).
+			if strings.HasPrefix(v, "[") {
+				raw = append(raw, urlPattern.FindAllString(v, -1)...)
+			}
 		}
 	}
 	for _, p := range paths {

@@ -54,18 +54,24 @@ func TestNATSConfigsLoad(t *testing.T) {
 				t.Fatal("no StatefulSet nats")
 			}
 			c := render.Container(&w.Template.Spec, "nats")
-			conf := ""
+			// The configuration and the files beside it (what it
+			// includes), as the pod mounts them.
+			dir, conf := t.TempDir(), ""
 			for _, vm := range c.VolumeMounts {
 				for _, v := range w.Template.Spec.Volumes {
-					if v.Name == vm.Name && v.ConfigMap != nil {
-						cm := o.ConfigMap(v.ConfigMap.Name)
-						if cm == nil {
-							t.Fatalf("no ConfigMap %s", v.ConfigMap.Name)
+					if v.Name != vm.Name || v.ConfigMap == nil || filepath.Dir(confPath(c.Command)) != vm.MountPath {
+						continue
+					}
+					cm := o.ConfigMap(v.ConfigMap.Name)
+					if cm == nil {
+						t.Fatalf("no ConfigMap %s", v.ConfigMap.Name)
+					}
+					for k, data := range cm.Data {
+						if err := os.WriteFile(filepath.Join(dir, k), []byte(data), 0o644); err != nil {
+							t.Fatal(err)
 						}
-						for k, data := range cm.Data {
-							if filepath.Join(vm.MountPath, k) == confPath(c.Command) {
-								conf = data
-							}
+						if filepath.Join(vm.MountPath, k) == confPath(c.Command) {
+							conf = k
 						}
 					}
 				}
@@ -73,11 +79,9 @@ func TestNATSConfigsLoad(t *testing.T) {
 			if conf == "" {
 				t.Fatalf("the configuration %s is in no mounted ConfigMap", confPath(c.Command))
 			}
-			file := filepath.Join(t.TempDir(), "nats.conf")
-			if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			env, err := o.Env(w, c.Name, w.Name+"-0")
+			file := filepath.Join(dir, conf)
+			// The environment, the operator's Secrets in it.
+			env, err := withOperatorSecrets(o).Env(w, c.Name, w.Name+"-0")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,9 +1,11 @@
 package k8s_test
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -158,6 +160,14 @@ func policies() []policy {
 			{"a scope the key lacks", "dev", configFile("agent-auth", "agent-auth.yaml", meshKeys+"policy:\n  rules:\n    - {methods: [\"*\"], scopes: [admin]}\n"), nil},
 			{"another header", "prod", configFile("hop-credentials", "hop-credentials.yaml", "kind: apiKey\nheader: X-Mesh-Key\nsecretFile: /var/run/secrets/a2amesh/mesh-key/key\n"), nil},
 			{"a bearer token to agents that take none", "dev", configFile("hop-credentials", "hop-credentials.yaml", "kind: bearer\nsecretFile: /var/run/secrets/a2amesh/mesh-key/key\n"), nil},
+		}},
+		{name: "NATS admits the mesh alone", check: checkNATSAuth, breaks: []variant{
+			{"NATS without authorization", "dev", "configMapGenerator:\n  - name: nats-config\n    behavior: merge\n    literals:\n      - auth.conf=# anyone\n", nil},
+			{"a password in the configuration", "prod", "configMapGenerator:\n  - name: nats-config\n    behavior: merge\n    literals:\n      - |-\n" + indent("auth.conf=authorization {\n  users: [{user: a2amesh, password: in-the-manifest, permissions: {publish: [\">\"]}}]\n}", 8), nil},
+			{"a password from an optional Secret", "dev", patches(containerPatch("StatefulSet", "nats", "nats", "env:\n  - name: A2AMESH_NATS_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: a2amesh-nats\n        key: password\n        optional: true")), nil},
+			{"an agent without the NATS password", "prod", patches(agentPatch("weather", "env:\n  - name: A2AMESH_NATS_PASSWORD_FILE\n    $patch: delete")), nil},
+			{"the gateway's password from another Secret", "dev", patches(podPatch("Deployment", "gateway", "volumes:\n  - name: nats-password\n    secret:\n      secretName: a2amesh-mesh-key\n      items:\n        - {key: key, path: password}")), nil},
+			{"routes without the password", "prod", patches(containerPatch("StatefulSet", "nats", "nats", "env:\n  - name: A2AMESH_NATS_ROUTES\n    value: \"[nats://nats-0.nats-headless:6222, nats://nats-1.nats-headless:6222, nats://nats-2.nats-headless:6222]\"")), nil},
 		}},
 		{name: "the gateway is the front door", check: checkFrontDoor, breaks: []variant{
 			{"the card names the Service", "prod", patches(agentPatch("gateway", "env:\n  - name: GATEWAY_PUBLIC_URL\n    value: http://gateway:9100/")), nil},
@@ -437,7 +447,7 @@ func checkServices(_ *meta, _ string, o *render.Objects) []string {
 func checkReferences(_ *meta, _ string, o *render.Objects) []string {
 	var bad []string
 	for _, c := range containers(o) {
-		if _, err := o.Env(c.w, c.c.Name, c.pod()); err != nil {
+		if _, err := envMap(o, c); err != nil {
 			bad = append(bad, err.Error())
 		}
 		for _, e := range c.c.Env {
@@ -874,14 +884,17 @@ func checkReplicas(_ *meta, overlay string, o *render.Objects) []string {
 }
 
 var (
-	confRoutes    = regexp.MustCompile(`nats://([a-z0-9.-]+):(\d+)`)
+	confRoutes    = regexp.MustCompile(`nats://(?:[^@\s/]+@)?([a-z0-9.-]+):(\d+)`)
 	confStoreDir  = regexp.MustCompile(`(?m)^\s*store_dir:\s*(\S+)`)
 	confName      = regexp.MustCompile(`(?m)^server_name:\s*\$(\w+)\s*$`)
 	confClusterPt = regexp.MustCompile(`(?s)cluster\s*\{.*?\bport:\s*(\d+)`)
 	confDuration  = regexp.MustCompile(`(?m)^(lame_duck_grace_period|lame_duck_duration):\s*(\S+)`)
+	confInclude   = regexp.MustCompile(`(?m)^\s*include\s+"?([^"\s]+)"?\s*$`)
+	confVariable  = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
-// natsConfig returns the NATS container and its configuration file.
+// natsConfig returns the NATS container and its configuration file, the
+// files it includes in their place.
 func natsConfig(o *render.Objects) (container, string, error) {
 	for _, c := range containers(o) {
 		if c.c.Name != "nats" {
@@ -892,9 +905,31 @@ func natsConfig(o *render.Objects) (container, string, error) {
 			return c, "", fmt.Errorf("%s: no --config", c)
 		}
 		conf, err := file(o, c, path)
-		return c, conf, err
+		if err != nil {
+			return c, "", err
+		}
+		var errs []error
+		conf = confInclude.ReplaceAllStringFunc(conf, func(line string) string {
+			// nats-server takes an include's path from the including
+			// file's directory.
+			inc, err := file(o, c, filepath.Join(filepath.Dir(path), confInclude.FindStringSubmatch(line)[1]))
+			errs = append(errs, err)
+			return inc
+		})
+		return c, conf, errors.Join(errs...)
 	}
 	return container{}, "", fmt.Errorf("no NATS container")
+}
+
+// expandConf replaces the variables of a NATS configuration that the
+// environment env sets with their values, as nats-server does.
+func expandConf(conf string, env map[string]string) string {
+	return confVariable.ReplaceAllStringFunc(conf, func(ref string) string {
+		if v, ok := env[ref[1:]]; ok {
+			return v
+		}
+		return ref
+	})
 }
 
 // checkNATS: the servers' routes name exactly the StatefulSet's pods at
@@ -931,8 +966,12 @@ func checkNATS(_ *meta, _ string, o *render.Objects) []string {
 			want = append(want, fmt.Sprintf("%s-%d.%s:%s", ss.Name, i, ss.Spec.ServiceName, pm[1]))
 		}
 	}
+	env, err := envMap(o, c)
+	if err != nil {
+		return append(bad, err.Error())
+	}
 	var got []string
-	for _, m := range confRoutes.FindAllStringSubmatch(conf, -1) {
+	for _, m := range confRoutes.FindAllStringSubmatch(expandConf(conf, env), -1) {
 		got = append(got, m[1]+":"+m[2])
 	}
 	if !slices.Equal(got, want) {
@@ -943,7 +982,7 @@ func checkNATS(_ *meta, _ string, o *render.Objects) []string {
 	}
 	if m := confName.FindStringSubmatch(conf); m == nil {
 		bad = append(bad, "the NATS servers are not named after their pods (server_name: $POD_NAME)")
-	} else if env, err := envMap(o, c); err != nil || env[m[1]] != c.pod() {
+	} else if env[m[1]] != c.pod() {
 		bad = append(bad, fmt.Sprintf("%s: $%s is not the pod's name", c, m[1]))
 	}
 	dir := confStoreDir.FindStringSubmatch(conf)

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -92,7 +93,7 @@ func TestRollingRestartLosesNothing(t *testing.T) {
 	}
 	t.Logf("every pod ready %v after the start", time.Since(started).Round(time.Millisecond))
 
-	checkStreamReplicas(t, ctx, c, 3)
+	checkStreamReplicas(t, ctx, c, 3, keys.nats)
 	hc, gatewayURL := ingress(t, c, o)
 	checkKeysRequired(t, ctx, c, o, hc, gatewayURL, keys)
 	cl, err := client.New(ctx, gatewayURL, client.Config{HTTPClient: hc, Credentials: credentials.APIKey("", keys.client)})
@@ -269,6 +270,8 @@ func ingress(t *testing.T, c *localcluster.Cluster, o *render.Objects) (*http.Cl
 // testKeys are the secrets the test gave the mesh.
 type testKeys struct {
 	mesh, client staticSecret
+	// nats is the NATS password of the mesh's user.
+	nats string
 }
 
 // staticSecret is a secret the test holds.
@@ -278,7 +281,7 @@ func (s staticSecret) Value() (string, error) { return string(s), nil }
 
 // createSecrets adds to o the Secrets its manifests reference and the
 // operator creates (docs/deploy.md#security): the mesh key, the client
-// key, the gateway's signing key, random each run.
+// key, the gateway's signing key, the NATS passwords, random each run.
 func createSecrets(t *testing.T, o *render.Objects) testKeys {
 	t.Helper()
 	random := func() string {
@@ -297,13 +300,33 @@ func createSecrets(t *testing.T, o *render.Objects) testKeys {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := o.Namespaces[0].Name
-	for name, data := range map[string]map[string][]byte{
+	// The others (the NATS passwords) random too, as the operator makes
+	// them.
+	data := map[string]map[string][]byte{
 		"a2amesh-mesh-key":    {"key": []byte(keys.mesh)},
 		"a2amesh-client-keys": {"client": []byte(keys.client)},
 		"a2amesh-signing-key": {"key.pem": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})},
-	} {
-		o.Secrets = append(o.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data})
+	}
+	for name, ks := range operatorSecrets {
+		for _, k := range ks {
+			if data[name] == nil {
+				data[name] = map[string][]byte{}
+			}
+			if data[name][k] == nil {
+				b := make([]byte, 32)
+				if _, err := rand.Read(b); err != nil {
+					t.Fatal(err)
+				}
+				data[name][k] = []byte(hex.EncodeToString(b)) // openssl rand -hex 32
+			}
+			if name == "a2amesh-nats" && k == "password" {
+				keys.nats = string(data[name][k])
+			}
+		}
+	}
+	ns := o.Namespaces[0].Name
+	for name, d := range data {
+		o.Secrets = append(o.Secrets, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: d})
 	}
 	return keys
 }
@@ -556,14 +579,22 @@ func taskText(t *a2a.Task) string {
 
 // checkStreamReplicas checks that every JetStream stream the services
 // made (their KV buckets are streams too) is held by want servers, asking
-// a NATS pod directly.
-func checkStreamReplicas(t *testing.T, ctx context.Context, c *localcluster.Cluster, want int) {
+// a NATS pod directly, as the mesh's user: NATS refuses a client without
+// a credential.
+func checkStreamReplicas(t *testing.T, ctx context.Context, c *localcluster.Cluster, want int, password string) {
 	t.Helper()
 	pods := c.Pods("nats")
 	if len(pods) == 0 {
 		t.Fatal("no NATS pod")
 	}
-	nc, err := nats.Connect("nats://" + net.JoinHostPort(pods[0].IP.String(), "4222"))
+	u := "nats://" + net.JoinHostPort(pods[0].IP.String(), "4222")
+	if nc, err := nats.Connect(u); !errors.Is(err, nats.ErrAuthorization) {
+		if nc != nil {
+			nc.Close()
+		}
+		t.Fatalf("NATS without a credential: %v, want an authorization violation", err)
+	}
+	nc, err := nats.Connect(u, nats.UserInfo("a2amesh", password))
 	if err != nil {
 		t.Fatal(err)
 	}

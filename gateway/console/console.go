@@ -85,6 +85,9 @@ type Config struct {
 	// NATS is the mesh's NATS server, whose events stream the feed
 	// follows; empty: the feed answers 404.
 	NATS string
+	// NATSAuth is who the feed is to NATS, as the gateway is
+	// (serve.NATS.Auth).
+	NATSAuth natsstore.Auth
 	// Logger receives the console's logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -349,7 +352,7 @@ func (c *Console) events(life, ctx context.Context, rc *app.RequestContext) {
 	defer stop()
 	defer context.AfterFunc(life, stop)()
 	cctx, cancel := context.WithTimeout(ctx, natsTimeout)
-	nc, js, err := natsstore.Connect(cctx, c.cfg.NATS, "a2amesh console", c.cfg.Logger)
+	nc, js, err := natsstore.Connect(cctx, c.cfg.NATS, natsstore.ConnConfig{Name: "a2amesh console", Auth: c.cfg.NATSAuth, Logger: c.cfg.Logger})
 	cancel()
 	if err != nil {
 		writeJSON(rc, http.StatusBadGateway, map[string]string{"error": err.Error()})

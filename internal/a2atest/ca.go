@@ -7,9 +7,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"math/big"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -84,6 +87,27 @@ func (c *CA) ServerTLS(t testing.TB) *tls.Config {
 	t.Helper()
 	return &tls.Config{Certificates: []tls.Certificate{c.Server(t)}, ClientCAs: c.Pool,
 		ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}
+}
+
+// WriteFiles writes the CA's certificate, and cert with its key, to PEM
+// files in a directory of the test's, for what reads them from files.
+func (c *CA) WriteFiles(t testing.TB, cert tls.Certificate) (caFile, certFile, keyFile string) {
+	t.Helper()
+	key, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := []struct {
+		name, kind string
+		der        []byte
+	}{{"ca.pem", "CERTIFICATE", c.cert.Raw}, {"cert.pem", "CERTIFICATE", cert.Certificate[0]}, {"key.pem", "PRIVATE KEY", key}}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 }
 
 // ClientTLS returns a client's TLS config trusting the CA and presenting

@@ -53,6 +53,7 @@ type ServeFlags struct {
 	tlsCert        *string
 	tlsKey         *string
 	tlsClientCA    *string
+	natsAuth       *NATSAuthFlags
 }
 
 // flagOf names the flag of a serve.Config field, and says what to add to
@@ -85,6 +86,9 @@ func flagOf(field string) (flag, needs string) {
 		return "--events-per-task", "applies only with --nats; add --nats URL or drop it"
 	case "NATS.StreamReplicas":
 		return "--nats-replicas", "applies only with --nats; add --nats URL or drop it"
+	case "NATS.Auth":
+		return "--nats-creds, --nats-nkey, --nats-user, --nats-password-file, --nats-token-file, --nats-tls-*",
+			"applies only with --nats; add --nats URL or drop them"
 	case "NATS":
 		return "--heartbeat, --tasks-max-age, --events-max-age, --events-per-task, --nats-replicas", ""
 	case "DrainDelay":
@@ -152,6 +156,7 @@ func DefineServe(f *Flags, addr string) *ServeFlags {
 		tlsKey: f.StringEnv("tls-key", "A2AMESH_TLS_KEY", "", "PEM private key of --tls-cert"),
 		tlsClientCA: f.StringEnv("tls-client-ca", "A2AMESH_TLS_CLIENT_CA", "",
 			"with --tls-cert: PEM CA certificates whose client certificates are verified when given, for the mtls credentials of --auth-config"),
+		natsAuth: DefineNATSAuth(f),
 		hopBindings: f.StringEnv("hop-bindings", "A2AMESH_HOP_BINDINGS", "",
 			"protocol bindings to call other agents over, the preferred first, among those their cards list (comma-separated: JSONRPC, HTTP+JSON, GRPC; empty: JSONRPC,HTTP+JSON)"),
 	}
@@ -172,7 +177,7 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 		State: serve.State(*s.state), DataDir: *s.dataDir,
 		Retention: *s.retention, PushAllow: SplitList(*s.pushAllow), AllowedHosts: SplitList(*s.allowedHosts),
 		Limits: server.Limits{MaxRuns: *s.maxRuns, MaxLiveTasks: *s.maxTasks, InputTimeout: *s.inputTimeout},
-		NATS: serve.NATS{URL: *s.nats, Heartbeat: dur("heartbeat", s.heartbeat), TasksMaxAge: dur("tasks-max-age", s.tasksMaxAge),
+		NATS: serve.NATS{URL: *s.nats, Auth: s.natsAuth.Auth(), Heartbeat: dur("heartbeat", s.heartbeat), TasksMaxAge: dur("tasks-max-age", s.tasksMaxAge),
 			EventsMaxAge: dur("events-max-age", s.eventsMaxAge), StreamReplicas: *s.streamReplicas},
 		DrainDelay: *s.drainDelay, DrainTimeout: *s.drainTimeout,
 		Logger: log,
@@ -195,6 +200,9 @@ func (s *ServeFlags) Config(log *slog.Logger) (serve.Config, error) {
 			flag, needs := flagOf(ce.Field)
 			if needs == "" {
 				needs = ce.Needs
+			}
+			if ce.Field == "NATS.Auth" && ce.Err != nil {
+				needs = ce.Needs // the files do not go together
 			}
 			if ce.Field == "State" && c.State == serve.StateNATS && c.NATS.URL == "" {
 				flag, needs = "--state nats", "needs --nats URL (or NATS_URL)"

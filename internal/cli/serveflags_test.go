@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -20,7 +21,8 @@ func serveConfig(t *testing.T, args ...string) (serve.Config, error) {
 	t.Helper()
 	for _, env := range []string{"TEST_ADDR", "NATS_URL", "A2AMESH_STATE", "A2AMESH_DATA_DIR", "A2AMESH_COMMIT_DELAY", "A2AMESH_PUSH_ALLOW",
 		"A2AMESH_EVENTS_MAX_AGE", "A2AMESH_EVENTS_PER_TASK", "A2AMESH_TASKS_MAX_AGE",
-		"A2AMESH_DRAIN_DELAY", "A2AMESH_DRAIN_TIMEOUT"} {
+		"A2AMESH_DRAIN_DELAY", "A2AMESH_DRAIN_TIMEOUT", "A2AMESH_NATS_CREDS", "A2AMESH_NATS_NKEY", "A2AMESH_NATS_USER",
+		"A2AMESH_NATS_PASSWORD_FILE", "A2AMESH_NATS_TOKEN_FILE", "A2AMESH_NATS_TLS_CA", "A2AMESH_NATS_TLS_CERT", "A2AMESH_NATS_TLS_KEY"} {
 		t.Setenv(env, "") // restored after the test
 		os.Unsetenv(env)
 	}
@@ -58,6 +60,13 @@ func TestServeFlagPairs(t *testing.T) {
 		{[]string{"--nats-replicas", "3"}, "--nats-replicas: applies only with --nats"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-replicas", "7"}, "must be between 1 and 5"},
 		{[]string{"--state", "nats", "--nats", "nats://127.0.0.1:4222", "--data-dir", "/tmp/a2amesh"}, "--data-dir: applies only with the state in memory"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-user", "mesh", "--nats-password-file", "/run/nats/password"}, ""},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-creds", "/run/nats/user.creds", "--nats-tls-ca", "/run/nats/ca.pem"}, ""},
+		{[]string{"--nats-user", "mesh", "--nats-password-file", "/run/nats/password"}, "--nats-user, --nats-password-file, --nats-token-file"},
+		{[]string{"--nats-tls-ca", "/run/nats/ca.pem"}, "applies only with --nats"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-user", "mesh"}, "User and PasswordFile: give both"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-token-file", "/t", "--nats-nkey", "/n"}, "give one way of authenticating"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--nats-tls-cert", "/run/nats/cert.pem"}, "TLSCert and TLSKey: give both"},
 		{[]string{"--push-allow", "10.0.0.0/8, bad host"}, `--push-allow`},
 		{[]string{"--drain-delay", "-1s"}, "--drain-delay: must not be negative"},
 		{[]string{"--auth-config", "/nonexistent/auth.yaml"}, "--auth-config: auth config: stat /nonexistent/auth.yaml"},
@@ -74,6 +83,26 @@ func TestServeFlagPairs(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%q: %v, want an error saying %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+// The NATS credentials come from their A2AMESH_NATS_* variables, shared
+// by every command, as they do from their flags.
+func TestServeFlagsNATSAuthFromEnv(t *testing.T) {
+	want := natsstore.Auth{CredsFile: "/c", NkeyFile: "/n", User: "mesh", PasswordFile: "/p", TokenFile: "/t",
+		TLSCA: "/ca", TLSCert: "/cert", TLSKey: "/key"}
+	f := NewFlags("test", "TEST")
+	for env, v := range map[string]string{"A2AMESH_NATS_CREDS": want.CredsFile, "A2AMESH_NATS_NKEY": want.NkeyFile,
+		"A2AMESH_NATS_USER": want.User, "A2AMESH_NATS_PASSWORD_FILE": want.PasswordFile, "A2AMESH_NATS_TOKEN_FILE": want.TokenFile,
+		"A2AMESH_NATS_TLS_CA": want.TLSCA, "A2AMESH_NATS_TLS_CERT": want.TLSCert, "A2AMESH_NATS_TLS_KEY": want.TLSKey} {
+		t.Setenv(env, v)
+	}
+	n := DefineNATSAuth(f)
+	if err := f.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Auth(); got != want {
+		t.Fatalf("%+v, want %+v", got, want)
 	}
 }
 
