@@ -9,13 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
 // ErrClosed means a connection to NATS has closed for good: nats.go no
@@ -126,7 +127,7 @@ func (a Auth) options(log *slog.Logger) []nats.Option {
 	}
 	if a.TLSCA != "" {
 		roots = func() (*x509.CertPool, error) {
-			b, err := os.ReadFile(a.TLSCA)
+			b, err := userfile.Read(a.TLSCA)
 			if err != nil {
 				return nil, fmt.Errorf("natsstore: TLS CA: %w", err)
 			}
@@ -146,7 +147,7 @@ func (a Auth) options(log *slog.Logger) []nats.Option {
 // secretFile reads the secret in file, whole but for trailing line ends.
 // Its errors name the file, never the content.
 func secretFile(file, what string) (string, error) {
-	b, err := os.ReadFile(file)
+	b, err := userfile.Read(file)
 	if err != nil {
 		return "", fmt.Errorf("natsstore: the %s file: %w", what, err)
 	}
