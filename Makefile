@@ -77,6 +77,7 @@ FUZZ_TARGETS := \
 	./natsstore:FuzzLogMessage \
 	./a2a/auth:FuzzJWT:30000x \
 	./a2a/auth:FuzzParseConfig:30000x \
+	./a2a/internal/jwks:FuzzParse \
 	./a2a/cardsign:FuzzCanonicalize \
 	./a2a/cardsign:FuzzVerify:30000x \
 	./a2a/push:FuzzVerifyRequest:30000x \
