@@ -12,6 +12,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/a2amesh/a2amesh/a2a"
 	"github.com/a2amesh/a2amesh/internal/userfile"
 )
 
@@ -52,15 +53,20 @@ type APIKeySecret struct {
 // fields, with pinned keys from a JWKS file and durations as strings
 // ("90s").
 type JWTSettings struct {
-	Scheme      string   `json:"scheme,omitempty"`
-	Issuer      string   `json:"issuer"`
-	Audience    string   `json:"audience"`
-	JWKSURL     string   `json:"jwksUrl,omitempty"`
-	KeysFile    string   `json:"keysFile,omitempty"`
-	Algorithms  []string `json:"algorithms,omitempty"`
-	Skew        Duration `json:"skew,omitzero"`
-	TenantClaim string   `json:"tenantClaim,omitempty"`
-	ScopeClaim  string   `json:"scopeClaim,omitempty"`
+	Scheme   string `json:"scheme,omitempty"`
+	Issuer   string `json:"issuer"`
+	Audience string `json:"audience"`
+	JWKSURL  string `json:"jwksUrl,omitempty"`
+	KeysFile string `json:"keysFile,omitempty"`
+	// OpenIDConnect and OAuth2 are JWTConfig's: how the card declares
+	// the scheme, and (OpenIDConnect without jwksUrl or keysFile) where
+	// the keys are.
+	OpenIDConnect bool            `json:"openIdConnect,omitempty"`
+	OAuth2        *a2a.OAuthFlows `json:"oauth2,omitempty"`
+	Algorithms    []string        `json:"algorithms,omitempty"`
+	Skew          Duration        `json:"skew,omitzero"`
+	TenantClaim   string          `json:"tenantClaim,omitempty"`
+	ScopeClaim    string          `json:"scopeClaim,omitempty"`
 }
 
 // Duration is a time.Duration written as a string such as "1m30s".
@@ -137,7 +143,8 @@ func (c *Config) Gate(getenv func(string) string, audit *slog.Logger) (*Gate, er
 	}
 	for i, j := range c.JWT {
 		cfg := JWTConfig{Scheme: j.Scheme, Issuer: j.Issuer, Audience: j.Audience, JWKSURL: j.JWKSURL, Algorithms: j.Algorithms,
-			Skew: time.Duration(j.Skew), TenantClaim: j.TenantClaim, ScopeClaim: j.ScopeClaim}
+			Skew: time.Duration(j.Skew), TenantClaim: j.TenantClaim, ScopeClaim: j.ScopeClaim,
+			OpenIDConnect: j.OpenIDConnect, OAuth2: j.OAuth2}
 		if j.KeysFile != "" {
 			data, err := userfile.Read(j.KeysFile)
 			if err != nil {

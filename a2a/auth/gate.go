@@ -50,6 +50,18 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if err := cfg.Policy.validate(); err != nil {
 		return nil, err
 	}
+	// The card names each scheme once: two of one name would leave one
+	// undeclared.
+	declared := map[string]bool{}
+	for _, a := range cfg.Authenticators {
+		if d, ok := a.(Describer); ok {
+			name, _ := d.SecurityScheme()
+			if declared[name] {
+				return nil, fmt.Errorf("auth: two authenticators declare the security scheme %q: give each its own scheme name", name)
+			}
+			declared[name] = true
+		}
+	}
 	l, err := newLimiter(cfg.Limits)
 	if err != nil {
 		return nil, err

@@ -16,8 +16,9 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/internal/jwks"
 )
 
-// JWTConfig configures a JWT authenticator. Issuer, Audience and one of
-// Keys or JWKSURL are required; every other zero field means its default.
+// JWTConfig configures a JWT authenticator. Issuer, Audience and where
+// the keys are (Keys, JWKSURL, or OpenIDConnect's discovery) are
+// required; every other zero field means its default.
 type JWTConfig struct {
 	// Scheme is the name of the card's security scheme the authenticator
 	// implements: the Scheme of the principals it admits and the realm of
@@ -46,14 +47,27 @@ type JWTConfig struct {
 	// key rotations apply without a restart. A failed fetch keeps the last
 	// good keys; a set that publishes a private key is refused.
 	JWKSURL string
+	// OpenIDConnect says Issuer is an OpenID Connect provider. The card
+	// then declares the scheme as OpenID Connect, naming the issuer's
+	// discovery document (Issuer + "/.well-known/openid-configuration"),
+	// from which a client learns how to get a token; and without JWKSURL
+	// the keys are fetched from the jwks_uri that document names (read at
+	// the first token, its issuer checked to be Issuer), as JWKSURL's are.
+	OpenIDConnect bool
+	// OAuth2, when set, declares the scheme on the card as OAuth 2.0 with
+	// these flows (say, the client-credentials flow and its token URL),
+	// so that a client learns where to get a token; the tokens are
+	// verified as JWTs all the same. It excludes OpenIDConnect.
+	OAuth2 *a2a.OAuthFlows
 	// RefreshInterval is how old the fetched keys may grow before a token
 	// fetches them again: 10 minutes by default.
 	RefreshInterval time.Duration
 	// MinRefreshInterval is the least time between two fetches, however
 	// many tokens name unknown keys: 30 seconds by default.
 	MinRefreshInterval time.Duration
-	// HTTPClient fetches JWKSURL; the default is a client with a 10 s
-	// timeout. A fetch takes 10 s at most whatever the client's timeout.
+	// HTTPClient fetches JWKSURL (and the discovery document); the
+	// default is a client with a 10 s timeout. A fetch takes 10 s at most
+	// whatever the client's timeout.
 	HTTPClient *http.Client
 	// TenantClaim is the claim naming the tenant the token is bound to:
 	// "tenant" by default. A token without it binds no tenant.
@@ -89,7 +103,9 @@ type JWT struct {
 	algs          []jose.SignatureAlgorithm
 	skew          time.Duration
 	pinned        []jwks.Key
-	remote        *jwks.Cache // nil without a JWKS URL
+	remote        *jwks.Cache // nil without a JWKS URL or discovery
+	oidc          bool
+	oauth2        *a2a.OAuthFlows
 	tenantClaim   string
 	scopeClaim    string
 	maxTokenBytes int
@@ -110,8 +126,12 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 		return nil, bad("Issuer", "required")
 	case cfg.Audience == "":
 		return nil, bad("Audience", "required")
-	case cfg.Keys == nil && cfg.JWKSURL == "":
-		return nil, bad("Keys", "Keys or JWKSURL is required")
+	case cfg.Keys == nil && cfg.JWKSURL == "" && !cfg.OpenIDConnect:
+		return nil, bad("Keys", "Keys, JWKSURL or OpenIDConnect is required")
+	case cfg.OpenIDConnect && cfg.OAuth2 != nil:
+		return nil, bad("OAuth2", "the scheme is declared as OpenID Connect or as OAuth 2.0, not both")
+	case cfg.OAuth2 != nil && !oneFlow(cfg.OAuth2):
+		return nil, bad("OAuth2", "give exactly one flow")
 	case cfg.Skew < 0 || cfg.Skew > maxSkew:
 		return nil, bad("Skew", fmt.Sprintf("must be between 0 and %v", maxSkew))
 	case cfg.MaxTokenBytes < 0:
@@ -120,8 +140,8 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 		return nil, bad("RefreshInterval", "must not be negative")
 	case cfg.MinRefreshInterval < 0:
 		return nil, bad("MinRefreshInterval", "must not be negative")
-	case cfg.JWKSURL == "" && (cfg.RefreshInterval != 0 || cfg.MinRefreshInterval != 0 || cfg.HTTPClient != nil):
-		return nil, bad("JWKSURL", "RefreshInterval, MinRefreshInterval and HTTPClient apply only with JWKSURL")
+	case cfg.JWKSURL == "" && !cfg.OpenIDConnect && (cfg.RefreshInterval != 0 || cfg.MinRefreshInterval != 0 || cfg.HTTPClient != nil):
+		return nil, bad("JWKSURL", "RefreshInterval, MinRefreshInterval and HTTPClient apply only with JWKSURL or OpenIDConnect")
 	}
 	j := &JWT{
 		scheme:        cfg.Scheme,
@@ -132,6 +152,8 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 		tenantClaim:   or(cfg.TenantClaim, "tenant"),
 		scopeClaim:    or(cfg.ScopeClaim, "scope"),
 		maxTokenBytes: or(cfg.MaxTokenBytes, defaultMaxTokenBytes),
+		oidc:          cfg.OpenIDConnect,
+		oauth2:        cfg.OAuth2,
 	}
 	j.realm = `Bearer realm="` + quoted(or(cfg.Scheme, defaultRealm)) + `"`
 	if len(cfg.Algorithms) > 0 {
@@ -151,23 +173,27 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 			}
 			j.pinned = append(j.pinned, vk)
 		}
-		if len(j.pinned) == 0 && cfg.JWKSURL == "" {
+		if len(j.pinned) == 0 && cfg.JWKSURL == "" && !cfg.OpenIDConnect {
 			return nil, bad("Keys", "no keys, and no JWKSURL")
 		}
 	}
-	if cfg.JWKSURL != "" {
+	if cfg.JWKSURL != "" || cfg.OpenIDConnect && cfg.Keys == nil {
 		// Authentication is on the request path: it prefers availability,
 		// so the last good keys serve through an outage of the issuer's
 		// JWKS (not Expire). A key the issuer withdraws is dropped by the
 		// first good fetch after it, and the tokens it verified with it.
-		remote, err := jwks.New(jwks.Config{
+		kc, field := jwks.Config{
 			URL:         cfg.JWKSURL,
 			Client:      cfg.HTTPClient,
 			Refresh:     or(cfg.RefreshInterval, defaultRefreshInterval),
 			MinInterval: or(cfg.MinRefreshInterval, defaultMinRefreshInterval),
-		})
+		}, "JWKSURL"
+		if kc.URL == "" { // discovered
+			kc.Issuer, field = cfg.Issuer, "Issuer"
+		}
+		remote, err := jwks.New(kc)
 		if err != nil {
-			return nil, bad("JWKSURL", err.Error())
+			return nil, bad(field, err.Error())
 		}
 		j.remote = remote
 	}
@@ -513,13 +539,34 @@ func quoted(s string) string {
 // Kind names the credential, for refusals.
 func (j *JWT) Kind() string { return "a bearer token from " + j.issuer }
 
-// SecurityScheme implements Describer: HTTP bearer authentication with
-// JWTs.
+// SecurityScheme implements Describer: OpenID Connect with the issuer's
+// discovery document (JWTConfig.OpenIDConnect), OAuth 2.0 with the
+// configured flows (JWTConfig.OAuth2), or else HTTP bearer authentication
+// with JWTs.
 func (j *JWT) SecurityScheme() (string, a2a.SecurityScheme) {
 	name := j.scheme
 	if name == "" {
 		name = "bearer"
 	}
-	return name, a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT",
-		Description: "a JWT issued by " + j.issuer + " for the audience " + strings.Join(j.audience, " ")}}
+	desc := "a JWT issued by " + j.issuer + " for the audience " + strings.Join(j.audience, " ")
+	switch {
+	case j.oidc:
+		return name, a2a.SecurityScheme{OpenIDConnect: &a2a.OpenIDConnectSecurityScheme{Description: desc,
+			OpenIDConnectURL: strings.TrimSuffix(j.issuer, "/") + "/.well-known/openid-configuration"}}
+	case j.oauth2 != nil:
+		return name, a2a.SecurityScheme{OAuth2: &a2a.OAuth2SecurityScheme{Description: desc, Flows: *j.oauth2}}
+	}
+	return name, a2a.SecurityScheme{HTTPAuth: &a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT", Description: desc}}
+}
+
+// oneFlow reports whether f holds exactly one flow, as a card's
+// OAuthFlows must.
+func oneFlow(f *a2a.OAuthFlows) bool {
+	n := 0
+	for _, set := range []bool{f.AuthorizationCode != nil, f.ClientCredentials != nil, f.Implicit != nil, f.Password != nil, f.DeviceCode != nil} {
+		if set {
+			n++
+		}
+	}
+	return n == 1
 }

@@ -42,6 +42,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,11 +59,19 @@ const (
 	fetchTimeout = 10 * time.Second
 )
 
-// Config says where a Cache fetches its keys and how it keeps them. Only
-// URL is required.
+// Config says where a Cache fetches its keys and how it keeps them. URL
+// or Issuer is required.
 type Config struct {
 	// URL is the JWKS's absolute http(s) URL.
 	URL string
+	// Issuer, without URL, is an OpenID Connect issuer whose JWKS is
+	// the one its discovery document (Issuer +
+	// "/.well-known/openid-configuration", OpenID Connect Discovery 1.0
+	// section 4) names as jwks_uri. The first fetch reads the document,
+	// and so does every fetch until one has read it; the document's
+	// issuer must be Issuer exactly (section 4.3), or its keys could be
+	// another issuer's.
+	Issuer string
 	// Client fetches URL; nil means a client with a 10 s timeout.
 	Client *http.Client
 	// Refresh is how old the keys may grow before the next call fetches
@@ -186,18 +195,20 @@ type Set struct {
 // Cache holds the keys of one JWKS URL (see the package documentation).
 // It is safe for concurrent use.
 type Cache struct {
-	url         string // to fetch
-	name        string // url for messages, its password redacted
+	issuer      string // to discover url from, "" when given
 	client      *http.Client
 	refresh     time.Duration
 	minInterval time.Duration
 	expire      bool
 	now         func() time.Time
 
-	mu      sync.Mutex
-	keys    []Key
-	fetched time.Time // of keys; zero before the first good fetch
-	tried   time.Time // when the last fetch started
+	mu sync.Mutex
+	// url is the JWKS's, "" until discovered; name is url for messages,
+	// its password redacted (the discovery document's before).
+	url, name string
+	keys      []Key
+	fetched   time.Time // of keys; zero before the first good fetch
+	tried     time.Time // when the last fetch started
 	// fetching is closed when the fetch under way ends; nil without one.
 	fetching chan struct{}
 	// err is why the last fetch failed, nil after a good one.
@@ -208,21 +219,32 @@ type Cache struct {
 // New returns a Cache of cfg.URL, or an error saying which field of cfg
 // cannot be used. It fetches nothing: the first call to Keys does.
 func New(cfg Config) (*Cache, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an absolute http(s) URL", cfg.URL)
-	}
 	if cfg.Refresh < 0 || cfg.MinInterval < 0 {
 		return nil, errors.New("the refresh and minimum intervals cannot be negative")
 	}
 	c := &Cache{
 		url:         cfg.URL,
-		name:        u.Redacted(),
 		client:      cfg.Client,
 		refresh:     or(cfg.Refresh, defaultRefresh),
 		minInterval: or(cfg.MinInterval, defaultMinInterval),
 		expire:      cfg.Expire,
 		now:         cfg.Now,
+	}
+	switch {
+	case cfg.URL != "" && cfg.Issuer != "":
+		return nil, errors.New("give the JWKS URL or the issuer to discover it from, not both")
+	case cfg.URL == "":
+		doc, err := httpURL(discoveryURL(cfg.Issuer))
+		if err != nil {
+			return nil, fmt.Errorf("issuer: %w", err)
+		}
+		c.issuer, c.name = cfg.Issuer, doc.Redacted()
+	default:
+		u, err := httpURL(cfg.URL)
+		if err != nil {
+			return nil, err
+		}
+		c.name = u.Redacted()
 	}
 	if c.client == nil {
 		c.client = &http.Client{Timeout: fetchTimeout}
@@ -231,6 +253,21 @@ func New(cfg Config) (*Cache, error) {
 		c.now = time.Now
 	}
 	return c, nil
+}
+
+// httpURL parses raw, an absolute http(s) URL.
+func httpURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	return u, nil
+}
+
+// discoveryURL is where an OpenID Connect issuer publishes its discovery
+// document.
+func discoveryURL(issuer string) string {
+	return strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
 }
 
 func or(d, def time.Duration) time.Duration {
@@ -388,17 +425,64 @@ func dropsAny(old, keys []Key) bool {
 	return false
 }
 
-// fetch reads the JWKS. Its errors do not name the URL: the messages of
-// Keys do.
+// fetch reads the JWKS, discovering its URL first if it has none yet.
+// Its errors do not name the JWKS's URL: the messages of Keys do.
 func (c *Cache) fetch(ctx context.Context) ([]Key, error) {
 	// Detached from ctx's end (see the package documentation).
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	c.mu.Lock()
+	jwksURL := c.url
+	c.mu.Unlock()
+	if jwksURL == "" { // one fetch at a time: no other sets it meanwhile
+		u, err := c.discover(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.url, c.name = u.String(), u.Redacted()
+		c.mu.Unlock()
+		jwksURL = u.String()
+	}
+	body, err := c.get(ctx, jwksURL, "application/jwk-set+json, application/json")
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/jwk-set+json, application/json")
+	return parse(body)
+}
+
+// discover reads the issuer's discovery document for its JWKS's URL.
+func (c *Cache) discover(ctx context.Context) (*url.URL, error) {
+	doc := discoveryURL(c.issuer)
+	body, err := c.get(ctx, doc, "application/json")
+	if err != nil {
+		return nil, fmt.Errorf("the OpenID Connect discovery document: %w", err)
+	}
+	var meta struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.Unmarshal(body, &meta); err != nil {
+		return nil, errors.New("the OpenID Connect discovery document is not a JSON object")
+	}
+	if meta.Issuer != c.issuer {
+		return nil, fmt.Errorf("the OpenID Connect discovery document names the issuer %q, not %q", meta.Issuer, c.issuer)
+	}
+	u, err := httpURL(meta.JWKSURI)
+	if err != nil {
+		return nil, fmt.Errorf("the OpenID Connect discovery document's jwks_uri: %w", err)
+	}
+	return u, nil
+}
+
+// get reads the document at raw, at most maxBytes of it. Its errors do
+// not name raw.
+func (c *Cache) get(ctx context.Context, raw, accept string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
@@ -412,12 +496,12 @@ func (c *Cache) fetch(ctx context.Context) ([]Key, error) {
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading the JWKS: %w", err)
+		return nil, fmt.Errorf("reading it: %w", err)
 	}
 	if len(body) > maxBytes {
 		return nil, fmt.Errorf("larger than %d bytes", maxBytes)
 	}
-	return parse(body)
+	return body, nil
 }
 
 // parse returns the keys of a JWKS document that verify signatures.
