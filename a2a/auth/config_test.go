@@ -77,3 +77,27 @@ jwt:
 		}
 	}
 }
+
+// TestConfigOfTheDocs: the auth config docs/security.md shows is one
+// ParseConfig takes, so that what the docs say can be copied.
+func TestConfigOfTheDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "```yaml\n# Who may call.")
+	if !ok {
+		t.Fatal("docs/security.md has no auth config block starting with '# Who may call.'")
+	}
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("the auth config block does not end")
+	}
+	c, err := auth.ParseConfig([]byte("#" + block)) // the cut left the comment's rest
+	if err != nil {
+		t.Fatalf("docs/security.md's auth config: %v", err)
+	}
+	if c.APIKeys == nil || len(c.JWT) != 3 || c.MTLS == nil || len(c.Policy.Rules) == 0 || c.Limits.PerPrincipal.PerSecond == 0 {
+		t.Fatalf("docs/security.md's auth config read as %+v: a part is lost", c)
+	}
+}
