@@ -28,6 +28,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/auth"
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/grpcclient"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/serve"
 )
 
@@ -134,7 +135,7 @@ func TestJWTOnEveryBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit := new(logBuffer)
+	audit := new(a2atest.LogBuffer)
 	gate, err := auth.NewGate(auth.GateConfig{Authenticators: []auth.Authenticator{verifier}, Audit: slog.New(slog.NewJSONHandler(audit, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/adk"
 	"github.com/a2amesh/a2amesh/adk/model/offline"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/natsstore"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
@@ -80,34 +79,16 @@ func TestConfigCheck(t *testing.T) {
 	}
 }
 
-// logBuffer is a log destination for a server and the test reading it.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // start serves a test agent on the offline model with cfg until the test
 // ends; done receives what Serve returns.
-func start(t *testing.T, cfg serve.Config) (s *serve.Server, done <-chan error, logs *logBuffer) {
+func start(t *testing.T, cfg serve.Config) (s *serve.Server, done <-chan error, logs *a2atest.LogBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{Name: "TestAgent", Description: "tests", Model: offline.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs = new(logBuffer)
+	logs = new(a2atest.LogBuffer)
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	s, err = serve.New(ctx, agent, cfg)
 	if err != nil {

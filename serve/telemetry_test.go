@@ -28,6 +28,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/client"
 	"github.com/a2amesh/a2amesh/a2a/grpcclient"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/proto/a2apb"
 	"github.com/a2amesh/a2amesh/proto/a2apb/a2aservice"
 	"github.com/a2amesh/a2amesh/serve"
@@ -373,7 +374,7 @@ func TestLogCorrelation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := new(logBuffer)
+	logs := new(a2atest.LogBuffer)
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	s, _ := runExecutor(t, failing{slog.New(telemetry.LogHandler(log.Handler()))}, serve.Config{Telemetry: tel, Logger: log})
 	ctx, cancel := context.WithTimeout(context.Background(), bound)

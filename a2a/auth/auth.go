@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"net"
 	"net/url"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -114,8 +115,10 @@ type Credentials struct {
 	// PeerCertificates are the client certificates the TLS handshake
 	// verified, leaf first; nil without mutual TLS.
 	PeerCertificates []*x509.Certificate
-	// Remote is the client's network address, for the audit log.
-	Remote string
+	// Remote is the client's network address, for the audit log; nil
+	// when unknown. An address, not its string, so that a request whose
+	// decision is not logged does not format it.
+	Remote net.Addr
 }
 
 func (c Credentials) header(name string) string {

@@ -220,8 +220,8 @@ func (g *Gate) record(ctx context.Context, decision, method string, p *Principal
 	} else if err == nil {
 		attrs = append(attrs, slog.String("principal", "anonymous"))
 	}
-	if creds.Remote != "" {
-		attrs = append(attrs, slog.String("remote", creds.Remote))
+	if creds.Remote != nil {
+		attrs = append(attrs, slog.String("remote", creds.Remote.String()))
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("reason", err.Error()))

@@ -257,7 +257,7 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, ser
 		return ""
 	}, PeerCertificates: peerCertificates(ctx)}
 	if ri := rpcinfo.GetRPCInfo(ctx); ri != nil && ri.From() != nil && ri.From().Address() != nil {
-		creds.Remote = ri.From().Address().String()
+		creds.Remote = ri.From().Address()
 	}
 	ctx, err := s.h.Admit(ctx, method, creds)
 	if err == nil {

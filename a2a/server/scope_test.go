@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/a2amesh/a2amesh/a2a"
@@ -14,6 +12,7 @@ import (
 	"github.com/a2amesh/a2amesh/a2a/netguard"
 	"github.com/a2amesh/a2amesh/a2a/push"
 	"github.com/a2amesh/a2amesh/a2a/server"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/services/echo"
 )
 
@@ -21,7 +20,7 @@ import (
 // included, by another principal or in another tenant is task not found,
 // as for a task that never was; the owner in the tenant sees it.
 func TestTasksAreTheirOwners(t *testing.T) {
-	var audit syncBuffer
+	var audit a2atest.LogBuffer
 	h := newHandler(t, &echo.Executor{}, func(c *server.Config) {
 		c.Card.Capabilities.PushNotifications = true
 		c.PushSender = &push.Sender{Guard: netguard.Guard{Allow: []string{"127.0.0.0/8"}}}
@@ -150,22 +149,4 @@ func TestExtendedCardNeedsACaller(t *testing.T) {
 	if c, err := h.GetExtendedAgentCard(who, &a2a.GetExtendedAgentCardRequest{}); err != nil || c == nil {
 		t.Fatalf("alice: %v, %v", c, err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the log's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

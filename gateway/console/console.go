@@ -160,7 +160,7 @@ func (c *Console) admit(ctx context.Context, rc *app.RequestContext, method stri
 	if c.cfg.Gate == nil {
 		return true
 	}
-	creds := auth.Credentials{Header: func(name string) string { return string(rc.Request.Header.Peek(name)) }, Remote: rc.RemoteAddr().String()}
+	creds := auth.Credentials{Header: func(name string) string { return string(rc.Request.Header.Peek(name)) }, Remote: rc.RemoteAddr()}
 	if t, ok := rc.GetConn().(network.ConnTLSer); ok {
 		if st := t.ConnectionState(); len(st.VerifiedChains) > 0 {
 			creds.PeerCertificates = st.PeerCertificates

@@ -3,6 +3,7 @@ package httpbind
 import (
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -30,7 +31,7 @@ type Exchange interface {
 	// TLS is the connection's TLS state; nil over plain TCP.
 	TLS() *tls.ConnectionState
 	// RemoteAddr is the client's address.
-	RemoteAddr() string
+	RemoteAddr() net.Addr
 	// ContentLength is the body's declared length; -1 when not declared.
 	ContentLength() int
 	// Body returns the request body, either in memory or as a stream (the
@@ -68,7 +69,7 @@ func (x hertzExchange) RawQuery() string          { return string(x.c.Request.UR
 func (x hertzExchange) Query(name string) []byte  { return x.c.QueryArgs().Peek(name) }
 func (x hertzExchange) Header(name string) []byte { return x.c.Request.Header.Peek(name) }
 func (x hertzExchange) Host() string              { return string(x.c.Request.Host()) }
-func (x hertzExchange) RemoteAddr() string        { return x.c.RemoteAddr().String() }
+func (x hertzExchange) RemoteAddr() net.Addr      { return x.c.RemoteAddr() }
 
 func (x hertzExchange) TLS() *tls.ConnectionState {
 	if t, ok := x.c.GetConn().(network.ConnTLSer); ok {
@@ -172,7 +173,7 @@ func (x *netExchange) RawQuery() string { return x.r.URL.RawQuery }
 func (x *netExchange) Host() string     { return x.r.Host }
 
 func (x *netExchange) TLS() *tls.ConnectionState { return x.r.TLS }
-func (x *netExchange) RemoteAddr() string        { return x.r.RemoteAddr }
+func (x *netExchange) RemoteAddr() net.Addr      { return remoteAddr(x.r.RemoteAddr) }
 
 func (x *netExchange) Query(name string) []byte {
 	if x.query == nil {
@@ -241,3 +242,9 @@ type netStream struct {
 
 func (s netStream) Write(p []byte) (int, error) { return s.w.Write(p) }
 func (s netStream) Flush() error                { return s.rc.Flush() }
+
+// remoteAddr is the address net/http gives a request, already a string.
+type remoteAddr string
+
+func (remoteAddr) Network() string  { return "tcp" }
+func (a remoteAddr) String() string { return string(a) }
