@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/big"
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -98,6 +99,15 @@ func TestGate(t *testing.T) {
 	}
 	if strings.Contains(audit.String(), "key-0123456789") {
 		t.Errorf("the audit log holds a key:\n%s", audit.String())
+	}
+	// The client's address is in the record.
+	from := headers("X-API-Key", "reader-key-0123456789")
+	from.Remote = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 5555}
+	if _, err := gate.Admit(context.Background(), "GetTask", from); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(audit.String(), `"remote":"192.0.2.7:5555"`) {
+		t.Errorf("the audit log lacks the client's address:\n%s", audit.String())
 	}
 	for _, want := range []string{`"decision":"refused","method":"SendMessage"`, `"decision":"admitted","method":"GetTask","scheme":"apiKey","principal":"apikey|reader","tenant":"acme"`} {
 		if !strings.Contains(audit.String(), want) {
