@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/a2amesh/a2amesh/adk/model/modeltest"
 	"github.com/a2amesh/a2amesh/adk/schema"
 	"github.com/a2amesh/a2amesh/bridge"
+	"github.com/a2amesh/a2amesh/internal/a2atest"
 	"github.com/a2amesh/a2amesh/internal/idptest"
 	"github.com/a2amesh/a2amesh/serve"
 )
@@ -36,23 +35,12 @@ const (
 )
 
 // audit is a gate's audit log, as JSON records.
-type audit struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (a *audit) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.buf.Write(p)
-}
+type audit struct{ a2atest.LogBuffer }
 
 // admitted returns the principals admitted for method, in order.
 func (a *audit) admitted(method string) []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	var out []string
-	for _, line := range strings.Split(a.buf.String(), "\n") {
+	for _, line := range strings.Split(a.String(), "\n") {
 		var r struct{ Decision, Method, Principal string }
 		if json.Unmarshal([]byte(line), &r) == nil && r.Decision == "admitted" && r.Method == method {
 			out = append(out, r.Principal)
