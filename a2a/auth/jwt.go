@@ -177,7 +177,7 @@ func NewJWT(cfg JWTConfig) (*JWT, error) {
 			return nil, bad("Keys", "no keys, and no JWKSURL")
 		}
 	}
-	if cfg.JWKSURL != "" || cfg.OpenIDConnect && cfg.Keys == nil {
+	if cfg.JWKSURL != "" || cfg.OpenIDConnect {
 		// Authentication is on the request path: it prefers availability,
 		// so the last good keys serve through an outage of the issuer's
 		// JWKS (not Expire). A key the issuer withdraws is dropped by the
@@ -552,7 +552,7 @@ func (j *JWT) SecurityScheme() (string, a2a.SecurityScheme) {
 	switch {
 	case j.oidc:
 		return name, a2a.SecurityScheme{OpenIDConnect: &a2a.OpenIDConnectSecurityScheme{Description: desc,
-			OpenIDConnectURL: strings.TrimSuffix(j.issuer, "/") + "/.well-known/openid-configuration"}}
+			OpenIDConnectURL: jwks.DiscoveryURL(j.issuer)}}
 	case j.oauth2 != nil:
 		return name, a2a.SecurityScheme{OAuth2: &a2a.OAuth2SecurityScheme{Description: desc, Flows: *j.oauth2}}
 	}

@@ -28,6 +28,15 @@ func TestJWTOpenIDConnect(t *testing.T) {
 	if _, err := j.Authenticate(context.Background(), bearer("Bearer "+idp.Mint(t, map[string]any{"sub": "alice", "aud": "https://elsewhere.test"}))); !errors.Is(err, auth.ErrInvalidCredentials) {
 		t.Fatalf("a token for another audience: %v, want refused", err)
 	}
+	// Keys pinned beside discovery are used beside the discovered ones.
+	pinned, err := auth.NewJWT(auth.JWTConfig{Issuer: idp.Issuer(), Audience: audience, OpenIDConnect: true,
+		Keys: jwks(map[string]any{"ed": newTestKeys(t).ed.Public()})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := pinned.Authenticate(context.Background(), bearer("Bearer "+idp.Mint(t, map[string]any{"sub": "bob", "aud": audience}))); err != nil || p.Subject != "bob" {
+		t.Fatalf("a token of the discovered keys, beside pinned ones: %+v, %v", p, err)
+	}
 	name, scheme := j.SecurityScheme()
 	if name != "oidc" || scheme.OpenIDConnect == nil || scheme.OpenIDConnect.OpenIDConnectURL != idp.Issuer()+"/.well-known/openid-configuration" {
 		t.Fatalf("declared as %s: %+v, want OpenID Connect naming the discovery document", name, scheme)

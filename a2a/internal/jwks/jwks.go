@@ -234,7 +234,7 @@ func New(cfg Config) (*Cache, error) {
 	case cfg.URL != "" && cfg.Issuer != "":
 		return nil, errors.New("give the JWKS URL or the issuer to discover it from, not both")
 	case cfg.URL == "":
-		doc, err := httpURL(discoveryURL(cfg.Issuer))
+		doc, err := httpURL(DiscoveryURL(cfg.Issuer))
 		if err != nil {
 			return nil, fmt.Errorf("issuer: %w", err)
 		}
@@ -264,9 +264,9 @@ func httpURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// discoveryURL is where an OpenID Connect issuer publishes its discovery
+// DiscoveryURL is where an OpenID Connect issuer publishes its discovery
 // document.
-func discoveryURL(issuer string) string {
+func DiscoveryURL(issuer string) string {
 	return strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
 }
 
@@ -453,7 +453,7 @@ func (c *Cache) fetch(ctx context.Context) ([]Key, error) {
 
 // discover reads the issuer's discovery document for its JWKS's URL.
 func (c *Cache) discover(ctx context.Context) (*url.URL, error) {
-	doc := discoveryURL(c.issuer)
+	doc := DiscoveryURL(c.issuer)
 	body, err := c.get(ctx, doc, "application/json")
 	if err != nil {
 		return nil, fmt.Errorf("the OpenID Connect discovery document: %w", err)
