@@ -109,7 +109,9 @@ func valueFromPB(v *structpb.Value) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage("null"), nil
 	}
-	b, err := json.Marshal(v.AsInterface())
+	// Invalid UTF-8 becomes U+FFFD itself, as in StructFromPB, rather than
+	// encoding/json's \ufffd escape: the bytes then read back as written.
+	b, err := json.Marshal(validValue(v.AsInterface()))
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}

@@ -2,6 +2,7 @@ package pbconv
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -69,7 +70,7 @@ func FuzzRequest(f *testing.F) {
 				}
 				r2, err := SendRequestFromPB(&back)
 				if err != nil || !reflect.DeepEqual(r, r2) {
-					t.Fatalf("the request changed on its way through:\n%#v\n%#v (%v)", r, r2, err)
+					t.Fatalf("the request changed on its way through:\n%#v\n%#v (%v)", dump(r), dump(r2), err)
 				}
 			}
 		}
@@ -86,4 +87,13 @@ func FuzzRequest(f *testing.F) {
 			_ = CardFromPB(&card)
 		}
 	})
+}
+
+// dump shows a request with its message and configuration, which %#v prints
+// as pointers.
+func dump(r *a2a.SendMessageRequest) string {
+	if r == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%#v\nmessage %#v\nconfiguration %#v", *r, r.Message, r.Configuration)
 }
