@@ -62,6 +62,7 @@ FUZZ_TARGETS := \
 	./a2a/internal/pbconv:FuzzDirectEvent \
 	./a2a/internal/pbconv:FuzzJSONValue \
 	./a2a/internal/pbconv:FuzzDecode \
+	./a2a/grpcserver:FuzzLimitConn:30000x \
 	./a2a/restserver:FuzzRESTRequest \
 	./internal/fastjson:FuzzReadAny \
 	./internal/fastjson:FuzzAppendString \

@@ -728,3 +728,32 @@ func TestA2AGoGRPCDataNotObject(t *testing.T) {
 		t.Error("a2a-go sent a list as a data part; it used to refuse (has it been fixed?)")
 	}
 }
+
+// A request over the server's limit (8 MiB by default) reaches grpc-go as
+// RESOURCE_EXHAUSTED naming the sizes, and the connection goes on: the
+// trailers our server writes for it decode with grpc-go's HPACK, and the
+// next call on the same connection is answered.
+func TestA2AGoGRPCRequestOverTheLimit(t *testing.T) {
+	ctx := testContext(t)
+	srv := startOurGRPCServer(t, ourOptions{})
+	stub := newGoStub(t, srv.URL)
+	send := func(text string) error {
+		_, err := stub.SendMessage(ctx, &gopb.SendMessageRequest{Message: &gopb.Message{
+			MessageId: a2ago.NewMessageID(), Role: gopb.Role_ROLE_USER, Parts: []*gopb.Part{{Content: &gopb.Part_Text{Text: text}}},
+		}})
+		return err
+	}
+	err := send(strings.Repeat("x", 9<<20))
+	if st, _ := status.FromError(err); st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "exceeds the server's limit of 8388608 bytes") {
+		t.Fatalf("a request of 9 MiB: %v, want RESOURCE_EXHAUSTED with the sizes", err)
+	}
+	if err := send("small"); err != nil {
+		t.Fatalf("the next call: %v", err)
+	}
+	// a2a-go's own client sees the same.
+	_, err = newGoGRPCClient(t, ctx, srv.URL).SendMessage(ctx, &a2ago.SendMessageRequest{Message: goTextMessage(strings.Repeat("y", 9<<20))})
+	// a2a-go makes an error of its own of the status, with its message.
+	if err == nil || !strings.Contains(err.Error(), "request message of 9437239 bytes exceeds the server's limit of 8388608 bytes") {
+		t.Errorf("a2a-go's client: %v, want the refusal", err)
+	}
+}

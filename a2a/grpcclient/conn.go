@@ -2,12 +2,13 @@ package grpcclient
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/a2amesh/a2amesh/a2a/internal/h2msg"
 )
 
 // dialer is the Kitex dialer of a Transport: it dials through the
@@ -33,7 +34,7 @@ func (d dialer) DialTimeout(network, address string, timeout time.Duration) (net
 		return nil, err
 	}
 	d.refused.Store(nil)
-	return &limitConn{Conn: c, scan: frameScanner{max: uint32(d.maxMsg)}, refused: d.refused}, nil
+	return &limitConn{Conn: c, scan: frameScanner{msgs: h2msg.Messages{Max: uint32(d.maxMsg)}}, refused: d.refused}, nil
 }
 
 // errMessageTooLarge matches the error of a connection that received a
@@ -67,11 +68,10 @@ func (c *limitConn) Read(p []byte) (int, error) {
 }
 
 // frameScanner follows the HTTP/2 frames a server sends (RFC 9113 §4.1)
-// far enough to read the length prefix of every gRPC message in the DATA
-// frames of each stream. It keeps no payload.
+// however the reads cut them, far enough to give the data of each DATA
+// frame to the check of its stream's messages. It keeps no payload.
 type frameScanner struct {
-	max  uint32
-	hdr  [9]byte
+	hdr  [h2msg.HeaderLen]byte
 	hdrN int // header bytes read of the current frame
 
 	left   int    // payload bytes of the current frame still to come
@@ -81,25 +81,8 @@ type frameScanner struct {
 	pad    int    // ... with this many bytes of padding at its end
 	end    bool   // ... that ends its stream
 
-	// msgs holds the streams whose current message is partly read.
-	msgs map[uint32]*message
+	msgs h2msg.Messages
 }
-
-// message is where a stream is in its current gRPC message: the 5-byte
-// prefix (compressed flag, big-endian length), then the body.
-type message struct {
-	prefix [5]byte
-	n      int    // prefix bytes read
-	body   uint32 // body bytes still to come
-}
-
-// HTTP/2 frame types and flags the scanner needs.
-const (
-	frameData      = 0x0
-	frameRSTStream = 0x3
-	flagEndStream  = 0x1
-	flagPadded     = 0x8
-)
 
 func (s *frameScanner) scan(b []byte) error {
 	for len(b) > 0 {
@@ -124,8 +107,8 @@ func (s *frameScanner) scan(b []byte) error {
 			b = b[1:]
 		case s.left > s.pad:
 			k := min(s.left-s.pad, len(b))
-			if err := s.body(b[:k]); err != nil {
-				return err
+			if size, ok := s.msgs.Data(s.sid, b[:k]); !ok {
+				return fmt.Errorf("a2a grpcclient: the server sent a message of %d bytes: %w of %d bytes (client.Config.MaxEventBytes)", size, errMessageTooLarge, s.msgs.Max)
 			}
 			s.left -= k
 			b = b[k:]
@@ -142,15 +125,15 @@ func (s *frameScanner) scan(b []byte) error {
 }
 
 func (s *frameScanner) beginFrame() {
-	h := s.hdr
-	s.left = int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-	s.sid = binary.BigEndian.Uint32(h[5:9]) & 0x7fffffff
-	s.data = h[3] == frameData
-	s.padded = s.data && h[4]&flagPadded != 0
+	h := h2msg.ParseHeader(s.hdr[:])
+	s.left = int(h.Length)
+	s.sid = h.Stream
+	s.data = h.Type == h2msg.TypeData
+	s.padded = s.data && h.Flags&h2msg.FlagPadded != 0
 	s.pad = 0
-	s.end = s.data && h[4]&flagEndStream != 0
-	if h[3] == frameRSTStream {
-		delete(s.msgs, s.sid)
+	s.end = s.data && h.Flags&h2msg.FlagEndStream != 0
+	if h.Type == h2msg.TypeRSTStream {
+		s.msgs.End(s.sid)
 	}
 	if s.left == 0 {
 		s.endFrame()
@@ -160,52 +143,6 @@ func (s *frameScanner) beginFrame() {
 func (s *frameScanner) endFrame() {
 	s.hdrN = 0
 	if s.end {
-		delete(s.msgs, s.sid)
+		s.msgs.End(s.sid)
 	}
-}
-
-// body reads data bytes of the current frame's stream.
-func (s *frameScanner) body(b []byte) error {
-	// Most frames hold whole messages: the stream's state is kept on
-	// the heap only when a message goes on into the next frame.
-	var m message
-	kept := s.msgs[s.sid]
-	if kept != nil {
-		m = *kept
-	}
-	for len(b) > 0 {
-		if m.body > 0 {
-			k := min(int(m.body), len(b))
-			m.body -= uint32(k)
-			b = b[k:]
-			continue
-		}
-		k := copy(m.prefix[m.n:], b)
-		m.n += k
-		b = b[k:]
-		if m.n == len(m.prefix) {
-			m.n = 0
-			m.body = binary.BigEndian.Uint32(m.prefix[1:])
-			if m.body > s.max {
-				return fmt.Errorf("a2a grpcclient: the server sent a message of %d bytes: %w of %d bytes (client.Config.MaxEventBytes)", m.body, errMessageTooLarge, s.max)
-			}
-		}
-	}
-	// Only a stream in the middle of a message needs remembering.
-	switch {
-	case m.n == 0 && m.body == 0:
-		if kept != nil {
-			delete(s.msgs, s.sid)
-		}
-	case kept != nil:
-		*kept = m
-	default:
-		if s.msgs == nil {
-			s.msgs = map[uint32]*message{}
-		}
-		p := new(message)
-		*p = m
-		s.msgs[s.sid] = p
-	}
-	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -94,8 +95,13 @@ type Config struct {
 	// gate as auth.Credentials.PeerCertificates. nil serves plain HTTP/2.
 	// Either runs on Go's net package, not Kitex's netpoll (transport.go
 	// says why).
-	TLS    *tls.Config
-	Logger *slog.Logger
+	TLS *tls.Config
+	// MaxMessageBytes refuses a larger request message with
+	// RESOURCE_EXHAUSTED before any of it is read, on a connection that
+	// goes on serving its other calls; 0 means 8 MiB, as the JSON
+	// bindings' body limit. Kitex has no such limit of its own (limit.go).
+	MaxMessageBytes int
+	Logger          *slog.Logger
 }
 
 // Server serves the A2A gRPC service over a server.Handler. It implements
@@ -105,6 +111,7 @@ type Server struct {
 	h     *server.Handler
 	grace time.Duration
 	tls   *tls.Config
+	max   uint32
 	opts  []kserver.Option
 	log   *slog.Logger
 	enc   pbwire.Encoder
@@ -124,6 +131,14 @@ func New(h *server.Handler, cfg Config) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	switch {
+	case cfg.MaxMessageBytes <= 0:
+		s.max = 8 << 20
+	case cfg.MaxMessageBytes >= math.MaxUint32:
+		s.max = math.MaxUint32
+	default:
+		s.max = uint32(cfg.MaxMessageBytes)
 	}
 	return s, nil
 }
@@ -145,7 +160,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		kserver.WithGRPCKeepaliveEnforcementPolicy(kgrpc.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 	}
 	// Only gRPC: Kitex's protocol detection reads through netpoll.
-	opts = append(opts, kserver.WithTransServerFactory(transportFactory{s.tls}),
+	opts = append(opts, kserver.WithTransServerFactory(transportFactory{cfg: s.tls, max: s.max, log: s.log}),
 		kserver.WithTransHandlerFactory(nphttp2.NewSvrTransHandlerFactory()))
 	opts = append(opts, s.opts...)
 	svr := kserver.NewServer(opts...)

@@ -33,6 +33,14 @@ func TestMain(m *testing.M) { a2atest.VerifyTestMain(m) }
 // the test and returns a Kitex client of it.
 func serve(t *testing.T, cfg server.Config) a2aservice.Client {
 	t.Helper()
+	cli, _ := serveWith(t, cfg, Config{})
+	return cli
+}
+
+// serveWith is serve with the Server's own configuration (its Grace is
+// always short); it returns the server's address too.
+func serveWith(t *testing.T, cfg server.Config, gcfg Config) (a2aservice.Client, string) {
+	t.Helper()
 	if cfg.Card == nil {
 		cfg.Card = echo.Card("grpc://127.0.0.1/")
 	}
@@ -40,7 +48,8 @@ func serve(t *testing.T, cfg server.Config) a2aservice.Client {
 		cfg.Executor = &echo.Executor{SlowChunks: 4, SlowInterval: 20 * time.Millisecond}
 	}
 	h := a2atest.NewHandler(t, cfg)
-	srv, err := New(h, Config{Grace: 100 * time.Millisecond})
+	gcfg.Grace = 100 * time.Millisecond
+	srv, err := New(h, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +76,7 @@ func serve(t *testing.T, cfg server.Config) a2aservice.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cli
+	return cli, ln.Addr().String()
 }
 
 func sendReq(text string, cfg *a2apb.SendMessageConfiguration) *a2apb.SendMessageRequest {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -36,6 +37,8 @@ type transport struct {
 	cfg  *tls.Config // nil: plain HTTP/2
 	h    remote.ServerTransHandler
 	wait time.Duration // Kitex's exit wait time: Shutdown's bound
+	max  uint32        // of a request message (limitConn)
+	log  *slog.Logger
 
 	stop  context.Context // done when Shutdown begins; ends handshakes
 	abort context.CancelFunc
@@ -48,12 +51,16 @@ type transport struct {
 }
 
 // transportFactory makes the transport of a Kitex server.
-type transportFactory struct{ cfg *tls.Config }
+type transportFactory struct {
+	cfg *tls.Config
+	max uint32 // of a request message
+	log *slog.Logger
+}
 
 // NewTransServer implements remote.TransServerFactory.
 func (f transportFactory) NewTransServer(opt *remote.ServerOption, h remote.ServerTransHandler) remote.TransServer {
 	stop, abort := context.WithCancel(context.Background())
-	t := &transport{h: h, wait: opt.ExitWaitTime, stop: stop, abort: abort, open: make(map[net.Conn]struct{})}
+	t := &transport{h: h, max: f.max, log: f.log, wait: opt.ExitWaitTime, stop: stop, abort: abort, open: make(map[net.Conn]struct{})}
 	if f.cfg != nil {
 		// HTTP/2 over TLS is negotiated by ALPN: a gRPC client offers
 		// only "h2", and a server that lists other protocols but not it
@@ -130,14 +137,15 @@ func (t *transport) serveConn(conn net.Conn) {
 			ctx = context.WithValue(ctx, peerKey{}, st.PeerCertificates)
 		}
 	}
-	ctx, err := t.h.OnActive(ctx, conn)
+	lc := newLimitConn(conn, t.max, t.log)
+	ctx, err := t.h.OnActive(ctx, lc)
 	if err != nil {
 		return // the client sent no HTTP/2 preface
 	}
-	if err := t.h.OnRead(ctx, conn); err != nil {
-		t.h.OnError(ctx, err, conn)
+	if err := t.h.OnRead(ctx, lc); err != nil {
+		t.h.OnError(ctx, err, lc)
 	}
-	t.h.OnInactive(ctx, conn)
+	t.h.OnInactive(ctx, lc)
 }
 
 // Shutdown implements remote.TransServer: it stops accepting, tells the
