@@ -360,7 +360,7 @@ func TestLimitConnReads(t *testing.T) {
 // one or in a header block, however Kitex's writes cut them; a call with
 // an answer under way is reset instead.
 func TestLimitConnWrites(t *testing.T) {
-	block := frame(h2msg.TypeHeaders, 0, 3, []byte("abc"))                             // a header block left open
+	block := frame(h2msg.TypeHeaders, 0, 3, []byte("abc"))                              // a header block left open
 	cont := frame(h2msg.TypeContinuation, h2msg.FlagEndHeaders, 3, []byte("def"))       // and closed
 	data := frame(h2msg.TypeData, 0, 3, bytes.Repeat([]byte{7}, 40))                    // a frame to cut
 	answered := frame(h2msg.TypeHeaders, h2msg.FlagEndHeaders, 1, []byte("header"))     // stream 1's answer begins
