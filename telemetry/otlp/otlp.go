@@ -23,8 +23,10 @@ import (
 // when it asks for none. Tracing is on when OTEL_TRACES_EXPORTER is "otlp"
 // or an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and OTEL_SDK_DISABLED is not
-// "true"; the exporter speaks OTLP over HTTP (protobuf) and reads the
-// other OTEL_EXPORTER_OTLP_* variables itself, the sampler reads
+// "true"; the exporter speaks OTLP over HTTP (protobuf, or JSON when
+// OTEL_EXPORTER_OTLP_PROTOCOL is http/json) with the official client,
+// which reads the other OTEL_EXPORTER_OTLP_* variables itself
+// (endpoints, headers, TLS, compression, timeout), the sampler reads
 // OTEL_TRACES_SAMPLER and its argument, and the resource
 // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (else service.name is
 // service). getenv is os.Getenv in a command.
@@ -47,7 +49,14 @@ func TracerProvider(ctx context.Context, service string, getenv func(string) str
 	if p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")); p != "" && p != "http/protobuf" {
 		return nil, none, fmt.Errorf("otlp: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=%s: only http/protobuf is supported", p)
 	}
-	exp, err := otlptracehttp.New(ctx)
+	var exp sdktrace.SpanExporter
+	var err error
+	if strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")) == "http/json" {
+		// JSON is the official exporter's to write.
+		exp, err = otlptracehttp.New(ctx)
+	} else {
+		exp, err = newExporter(ctx, otlptracehttp.NewClient())
+	}
 	if err != nil {
 		return nil, none, fmt.Errorf("otlp: exporter: %w", err)
 	}
