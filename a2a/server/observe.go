@@ -28,6 +28,10 @@ const (
 // of the span of the request that started it.
 const RunSpanName = "a2a.run"
 
+// serverKind is the request spans' kind, made once: an option is an
+// interface, and making it boxes the kind (an allocation a request).
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
 // unknownMethod stands for the method of a request that did not name one
 // the binding knows, in metrics and span names: what it named is the
 // client's, unbounded.
@@ -72,7 +76,7 @@ func (h *Handler) Begin(ctx context.Context, binding, method string, carrier pro
 	if name == "" {
 		name = unknownMethod
 	}
-	ctx, c.span = h.tel.Tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
+	ctx, c.span = h.tel.Tracer().Start(ctx, name, serverKind,
 		trace.WithAttributes(attrBinding.String(binding), attrMethod.String(name)))
 	return ctx, c
 }
@@ -143,9 +147,11 @@ func (h *Handler) noteTask(ctx context.Context, taskID, contextID string) {
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(attrTaskID.String(taskID))
+	// One call: each grows the span's attributes.
 	if contextID != "" {
-		span.SetAttributes(attrContextID.String(contextID))
+		span.SetAttributes(attrTaskID.String(taskID), attrContextID.String(contextID))
+	} else {
+		span.SetAttributes(attrTaskID.String(taskID))
 	}
 }
 
