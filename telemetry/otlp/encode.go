@@ -11,6 +11,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/a2amesh/a2amesh/internal/pbwire"
 )
 
 // encoder writes spans as OTLP's protobuf messages (opentelemetry/proto
@@ -76,7 +78,7 @@ func (e *encoder) encode(spans []sdktrace.ReadOnlySpan) [][]byte {
 			}
 		}
 		if g.rp != nil {
-			b = appendString(b, 3, g.rp.SchemaURL()) // ResourceSpans.schema_url
+			b = pbwire.AppendString(b, 3, g.rp.SchemaURL()) // ResourceSpans.schema_url
 		}
 		ends = append(ends, len(b))
 	}
@@ -112,8 +114,8 @@ func appendScopeSpans(b []byte, g group, spans []sdktrace.ReadOnlySpan) []byte {
 	if g.scope != (instrumentation.Scope{}) {
 		var sm int
 		b, sm = openMessage(b, 1) // ScopeSpans.scope: InstrumentationScope
-		b = appendString(b, 1, g.scope.Name)
-		b = appendString(b, 2, g.scope.Version)
+		b = pbwire.AppendString(b, 1, g.scope.Name)
+		b = pbwire.AppendString(b, 2, g.scope.Version)
 		for it := g.scope.Attributes.Iter(); it.Next(); {
 			b = appendKeyValue(b, 3, it.Attribute())
 		}
@@ -122,7 +124,7 @@ func appendScopeSpans(b []byte, g group, spans []sdktrace.ReadOnlySpan) []byte {
 	for _, i := range g.spans {
 		b = appendSpan(b, spans[i])
 	}
-	b = appendString(b, 3, g.scope.SchemaURL)
+	b = pbwire.AppendString(b, 3, g.scope.SchemaURL)
 	return closeMessage(b, m)
 }
 
@@ -134,36 +136,36 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 	b = appendBytes(b, 1, tid[:])
 	b = appendBytes(b, 2, sid[:])
 	if sc.TraceState().Len() > 0 {
-		b = appendString(b, 3, sc.TraceState().String())
+		b = pbwire.AppendString(b, 3, sc.TraceState().String())
 	}
 	parent := s.Parent()
 	if psid := parent.SpanID(); psid.IsValid() {
 		b = appendBytes(b, 4, psid[:])
 	}
-	b = appendString(b, 5, s.Name())
+	b = pbwire.AppendString(b, 5, s.Name())
 	if k := s.SpanKind(); k >= trace.SpanKindInternal && k <= trace.SpanKindConsumer {
 		// The API's kinds and OTLP's have the same numbers; any other is
 		// unspecified (0), which is not written.
-		b = appendVarint(b, 6, uint64(k))
+		b = pbwire.AppendVarint(b, 6, uint64(k))
 	}
 	b = appendFixed64(b, 7, unixNano(s.StartTime().UnixNano()))
 	b = appendFixed64(b, 8, unixNano(s.EndTime().UnixNano()))
 	for _, kv := range s.Attributes() {
 		b = appendKeyValue(b, 9, kv)
 	}
-	b = appendVarint(b, 10, clampUint32(s.DroppedAttributes()))
+	b = pbwire.AppendVarint(b, 10, clampUint32(s.DroppedAttributes()))
 	for _, ev := range s.Events() {
 		var em int
 		b, em = openMessage(b, 11) // Span.Event
 		b = appendFixed64(b, 1, unixNano(ev.Time.UnixNano()))
-		b = appendString(b, 2, ev.Name)
+		b = pbwire.AppendString(b, 2, ev.Name)
 		for _, kv := range ev.Attributes {
 			b = appendKeyValue(b, 3, kv)
 		}
-		b = appendVarint(b, 4, clampUint32(ev.DroppedAttributeCount))
+		b = pbwire.AppendVarint(b, 4, clampUint32(ev.DroppedAttributeCount))
 		b = closeMessage(b, em)
 	}
-	b = appendVarint(b, 12, clampUint32(s.DroppedEvents()))
+	b = pbwire.AppendVarint(b, 12, clampUint32(s.DroppedEvents()))
 	for _, l := range s.Links() {
 		var lm int
 		b, lm = openMessage(b, 13) // Span.Link
@@ -175,22 +177,22 @@ func appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
 		for _, kv := range l.Attributes {
 			b = appendKeyValue(b, 4, kv)
 		}
-		b = appendVarint(b, 5, clampUint32(l.DroppedAttributeCount))
+		b = pbwire.AppendVarint(b, 5, clampUint32(l.DroppedAttributeCount))
 		b = appendFlags(b, 6, l.SpanContext.TraceFlags(), l.SpanContext.IsRemote())
 		b = closeMessage(b, lm)
 	}
-	b = appendVarint(b, 14, clampUint32(s.DroppedLinks()))
+	b = pbwire.AppendVarint(b, 14, clampUint32(s.DroppedLinks()))
 	// Span.status (15) is written even when unset, as the official
 	// exporter does.
 	st := s.Status()
 	var stm int
 	b, stm = openMessage(b, 15)
-	b = appendString(b, 2, st.Description)
+	b = pbwire.AppendString(b, 2, st.Description)
 	switch st.Code {
 	case codes.Ok:
-		b = appendVarint(b, 3, 1) // STATUS_CODE_OK
+		b = pbwire.AppendVarint(b, 3, 1) // STATUS_CODE_OK
 	case codes.Error:
-		b = appendVarint(b, 3, 2) // STATUS_CODE_ERROR
+		b = pbwire.AppendVarint(b, 3, 2) // STATUS_CODE_ERROR
 	}
 	b = closeMessage(b, stm)
 	b = appendFlags(b, 16, sc.TraceFlags(), parent.IsRemote())
@@ -213,7 +215,7 @@ func appendFlags(b []byte, num protowire.Number, tf trace.TraceFlags, remote boo
 // appendKeyValue appends a KeyValue field.
 func appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue) []byte {
 	b, m := openMessage(b, num)
-	b = appendString(b, 1, string(kv.Key))
+	b = pbwire.AppendString(b, 1, string(kv.Key))
 	b = appendAnyValue(b, 2, kv.Value)
 	return closeMessage(b, m)
 }
@@ -296,28 +298,9 @@ func closeMessage(b []byte, mark int) []byte {
 	return b
 }
 
-// appendString appends a string field; the empty string, proto3's
-// default, is not written.
-func appendString(b []byte, num protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
-}
-
 func appendBytes(b []byte, num protowire.Number, v []byte) []byte {
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	return protowire.AppendBytes(b, v)
-}
-
-// appendVarint appends a varint field other than 0.
-func appendVarint(b []byte, num protowire.Number, v uint64) []byte {
-	if v == 0 {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
 }
 
 // appendFixed64 appends a fixed64 field other than 0.

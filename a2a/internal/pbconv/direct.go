@@ -65,7 +65,7 @@ func AppendSendResponse(b []byte, ev a2a.Event) ([]byte, error) {
 // SendStreamingMessage's request, the bytes pbwire writes for
 // SendRequestToPB(r).
 func AppendSendRequest(b []byte, r *a2a.SendMessageRequest) ([]byte, error) {
-	b = appendString(b, 1, r.Tenant)
+	b = pbwire.AppendString(b, 1, r.Tenant)
 	if r.Message != nil {
 		var err error
 		if b, err = appendField(b, 2, r.Message, appendMessage); err != nil {
@@ -86,7 +86,7 @@ func AppendSendRequest(b []byte, r *a2a.SendMessageRequest) ([]byte, error) {
 			b = protowire.AppendTag(b, 3, protowire.VarintType)
 			b = protowire.AppendVarint(b, uint64(int64(clamp32(*c.HistoryLength))))
 		}
-		b = appendBool(b, 4, c.ReturnImmediately)
+		b = pbwire.AppendBool(b, 4, c.ReturnImmediately)
 		if g := c.IfGenerationMatch; g != nil { // optional: written when set, 0 too
 			b = protowire.AppendTag(b, 5, protowire.VarintType)
 			b = protowire.AppendVarint(b, uint64(*g))
@@ -97,16 +97,16 @@ func AppendSendRequest(b []byte, r *a2a.SendMessageRequest) ([]byte, error) {
 }
 
 func appendPushConfig(b []byte, c *a2a.TaskPushNotificationConfig) []byte {
-	b = appendString(b, 1, c.Tenant)
-	b = appendString(b, 2, c.ID)
-	b = appendString(b, 3, c.TaskID)
-	b = appendString(b, 4, c.URL)
-	b = appendString(b, 5, c.Token)
+	b = pbwire.AppendString(b, 1, c.Tenant)
+	b = pbwire.AppendString(b, 2, c.ID)
+	b = pbwire.AppendString(b, 3, c.TaskID)
+	b = pbwire.AppendString(b, 4, c.URL)
+	b = pbwire.AppendString(b, 5, c.Token)
 	if a := c.Authentication; a != nil {
 		b = protowire.AppendTag(b, 6, protowire.BytesType)
 		at := len(b)
-		b = appendString(b, 1, a.Scheme)
-		b = appendString(b, 2, a.Credentials)
+		b = pbwire.AppendString(b, 1, a.Scheme)
+		b = pbwire.AppendString(b, 2, a.Credentials)
 		b = pbwire.PrefixLength(b, at)
 	}
 	return b
@@ -126,14 +126,6 @@ func appendField[T any](b []byte, num protowire.Number, v *T, body func([]byte, 
 	return pbwire.PrefixLength(b, at), nil
 }
 
-func appendString(b []byte, num protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
-}
-
 func appendStrings(b []byte, num protowire.Number, ss []string) []byte {
 	for _, s := range ss {
 		b = protowire.AppendTag(b, num, protowire.BytesType)
@@ -142,25 +134,9 @@ func appendStrings(b []byte, num protowire.Number, ss []string) []byte {
 	return b
 }
 
-func appendVarint(b []byte, num protowire.Number, n uint64) []byte {
-	if n == 0 {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, n)
-}
-
-func appendBool(b []byte, num protowire.Number, v bool) []byte {
-	if !v {
-		return b
-	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, 1)
-}
-
 func appendTask(b []byte, t *a2a.Task) ([]byte, error) {
-	b = appendString(b, 1, t.ID)
-	b = appendString(b, 2, t.ContextID)
+	b = pbwire.AppendString(b, 1, t.ID)
+	b = pbwire.AppendString(b, 2, t.ContextID)
 	b, err := appendField(b, 3, &t.Status, appendStatus)
 	if err != nil {
 		return b, fmt.Errorf("status.%w", err)
@@ -178,11 +154,11 @@ func appendTask(b []byte, t *a2a.Task) ([]byte, error) {
 	if b, err = appendMetadata(b, 6, t.Metadata); err != nil {
 		return b, err
 	}
-	return appendVarint(b, 7, uint64(t.Generation)), nil
+	return pbwire.AppendVarint(b, 7, uint64(t.Generation)), nil
 }
 
 func appendStatus(b []byte, s *a2a.TaskStatus) ([]byte, error) {
-	b = appendVarint(b, 1, uint64(stateToPB(s.State)))
+	b = pbwire.AppendVarint(b, 1, uint64(stateToPB(s.State)))
 	if s.Message != nil {
 		var err error
 		if b, err = appendField(b, 2, s.Message, appendMessage); err != nil {
@@ -192,18 +168,18 @@ func appendStatus(b []byte, s *a2a.TaskStatus) ([]byte, error) {
 	if !s.Timestamp.IsZero() { // as timestamppb.New
 		b = protowire.AppendTag(b, 3, protowire.BytesType)
 		at := len(b)
-		b = appendVarint(b, 1, uint64(s.Timestamp.Unix()))
-		b = appendVarint(b, 2, uint64(int64(int32(s.Timestamp.Nanosecond()))))
+		b = pbwire.AppendVarint(b, 1, uint64(s.Timestamp.Unix()))
+		b = pbwire.AppendVarint(b, 2, uint64(int64(int32(s.Timestamp.Nanosecond()))))
 		b = pbwire.PrefixLength(b, at)
 	}
 	return b, nil
 }
 
 func appendMessage(b []byte, m *a2a.Message) ([]byte, error) {
-	b = appendString(b, 1, m.MessageID)
-	b = appendString(b, 2, m.ContextID)
-	b = appendString(b, 3, m.TaskID)
-	b = appendVarint(b, 4, uint64(roleToPB(m.Role)))
+	b = pbwire.AppendString(b, 1, m.MessageID)
+	b = pbwire.AppendString(b, 2, m.ContextID)
+	b = pbwire.AppendString(b, 3, m.TaskID)
+	b = pbwire.AppendVarint(b, 4, uint64(roleToPB(m.Role)))
 	var err error
 	for i := range m.Parts {
 		if b, err = appendField(b, 5, &m.Parts[i], appendPart); err != nil {
@@ -249,14 +225,14 @@ func appendPart(b []byte, p *a2a.Part) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	b = appendString(b, 6, p.Filename)
-	return appendString(b, 7, p.MediaType), nil
+	b = pbwire.AppendString(b, 6, p.Filename)
+	return pbwire.AppendString(b, 7, p.MediaType), nil
 }
 
 func appendArtifact(b []byte, a *a2a.Artifact) ([]byte, error) {
-	b = appendString(b, 1, a.ArtifactID)
-	b = appendString(b, 2, a.Name)
-	b = appendString(b, 3, a.Description)
+	b = pbwire.AppendString(b, 1, a.ArtifactID)
+	b = pbwire.AppendString(b, 2, a.Name)
+	b = pbwire.AppendString(b, 3, a.Description)
 	var err error
 	for i := range a.Parts {
 		if b, err = appendField(b, 4, &a.Parts[i], appendPart); err != nil {
@@ -270,8 +246,8 @@ func appendArtifact(b []byte, a *a2a.Artifact) ([]byte, error) {
 }
 
 func appendStatusUpdate(b []byte, e *a2a.TaskStatusUpdateEvent) ([]byte, error) {
-	b = appendString(b, 1, e.TaskID)
-	b = appendString(b, 2, e.ContextID)
+	b = pbwire.AppendString(b, 1, e.TaskID)
+	b = pbwire.AppendString(b, 2, e.ContextID)
 	b, err := appendField(b, 3, &e.Status, appendStatus)
 	if err != nil {
 		return b, fmt.Errorf("status.%w", err)
@@ -279,22 +255,22 @@ func appendStatusUpdate(b []byte, e *a2a.TaskStatusUpdateEvent) ([]byte, error) 
 	if b, err = appendMetadata(b, 4, e.Metadata); err != nil {
 		return b, err
 	}
-	return appendVarint(b, 5, uint64(e.Generation)), nil
+	return pbwire.AppendVarint(b, 5, uint64(e.Generation)), nil
 }
 
 func appendArtifactUpdate(b []byte, e *a2a.TaskArtifactUpdateEvent) ([]byte, error) {
-	b = appendString(b, 1, e.TaskID)
-	b = appendString(b, 2, e.ContextID)
+	b = pbwire.AppendString(b, 1, e.TaskID)
+	b = pbwire.AppendString(b, 2, e.ContextID)
 	b, err := appendField(b, 3, &e.Artifact, appendArtifact)
 	if err != nil {
 		return b, fmt.Errorf("artifact.%w", err)
 	}
-	b = appendBool(b, 4, e.Append)
-	b = appendBool(b, 5, e.LastChunk)
+	b = pbwire.AppendBool(b, 4, e.Append)
+	b = pbwire.AppendBool(b, 5, e.LastChunk)
 	if b, err = appendMetadata(b, 6, e.Metadata); err != nil {
 		return b, err
 	}
-	return appendVarint(b, 7, uint64(e.Generation)), nil
+	return pbwire.AppendVarint(b, 7, uint64(e.Generation)), nil
 }
 
 // appendMetadata writes m as a google.protobuf.Struct field; nothing for
