@@ -258,9 +258,7 @@ func (f *frameFollower) follow(p []byte, stop bool) int {
 func (f *frameFollower) begin(h h2msg.Header) {
 	f.left = int(h.Length)
 	switch h.Type {
-	case h2msg.TypeHeaders, h2msg.TypePushPromise:
-		f.block = h.Flags&h2msg.FlagEndHeaders == 0
-	case h2msg.TypeContinuation:
+	case h2msg.TypeHeaders, h2msg.TypePushPromise, h2msg.TypeContinuation:
 		f.block = h.Flags&h2msg.FlagEndHeaders == 0
 	}
 	switch {
